@@ -1,0 +1,106 @@
+"""The command line: parse flags, build one options value, map errors to exit codes.
+
+Exit codes: 0 success; 1 the run finished but the tool failed on some file (a bug, reported
+in skipped_files.csv); 2 a usage, input or rule-file error (one line on stderr).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import click
+
+from gpu2npu import __version__
+from gpu2npu.errors import UserError
+from gpu2npu.options import MigrateOptions
+from gpu2npu.versions import default_version, known_versions, resolve_version
+
+
+class Gpu2NpuGroup(click.Group):
+    """Turns UserError into one clear line and exit code 2; other errors are bugs."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except UserError as exc:
+            click.echo(f"gpu2npu: error: {exc}", err=True)
+            sys.exit(exc.exit_code)
+        except KeyboardInterrupt:
+            click.echo("gpu2npu: interrupted; nothing was written", err=True)
+            sys.exit(130)
+        except Exception as exc:
+            if ctx.params.get("debug"):
+                raise
+            click.echo(
+                f"gpu2npu: internal error: {type(exc).__name__}: {exc}; rerun with --debug and report it",
+                err=True,
+            )
+            sys.exit(1)
+
+
+@click.group(cls=Gpu2NpuGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="gpu2npu")
+@click.option("--debug", is_flag=True, help="Show tracebacks of internal errors.")
+def main(debug: bool) -> None:
+    """Migrate PyTorch CUDA training code to Ascend NPU (torch_npu)."""
+
+
+def version_option(function):
+    return click.option(
+        "-v",
+        "--version",
+        "version",
+        default=None,
+        metavar="VERSION",
+        help=f"Target torch version: {', '.join(known_versions())} (or 2.1, 2.7, ...). Default: the newest.",
+    )(function)
+
+
+def chosen_version(text) -> str:
+    if text is None:
+        version = default_version()
+        click.echo(f"gpu2npu: target torch {version} (the newest; choose another with -v)", err=True)
+        return version
+    return resolve_version(text)
+
+
+@main.command()
+@click.option("-i", "--input", "input_path", required=True, type=click.Path(path_type=Path), help="Project directory or single .py file.")
+@click.option("-o", "--output", "output_path", required=True, type=click.Path(path_type=Path), help="Directory that receives <name>_msft/ (created if missing).")
+@version_option
+@click.option("-r", "--rule", "rule_files", multiple=True, metavar="FILE", help="Extra rule file (JSON or YAML); repeat for several.")
+@click.option("--disable-rule", "disabled", multiple=True, metavar="ID", help="Switch off a rule by id; repeat for several.")
+@click.option("-j", "--jobs", default=0, type=click.IntRange(min=0), help="Worker processes (default: all cores).")
+@click.option("--force", is_flag=True, help="Replace an existing <name>_msft output.")
+@click.option("--diff", is_flag=True, help="Write nothing; print a unified diff of every change.")
+def migrate(input_path, output_path, version, rule_files, disabled, jobs, force, diff):
+    """Rewrite a CUDA training tree (or one file) into OUTPUT/<name>_msft/."""
+    from gpu2npu.migrate import print_diffs, run_migration
+    from gpu2npu.report.summary import summary_table
+
+    options = MigrateOptions(
+        input=input_path,
+        output=output_path,
+        version=chosen_version(version),
+        rule_files=tuple(rule_files),
+        disabled_rules=tuple(disabled),
+        jobs=jobs,
+        force=force,
+        diff=diff,
+        progress=sys.stderr.isatty(),
+    )
+    started = time.monotonic()
+    run = run_migration(options)
+    elapsed = time.monotonic() - started
+    if diff:
+        print_diffs(run)
+        click.echo(summary_table(run), err=True)
+    else:
+        click.echo(summary_table(run))
+        click.echo(f"migrated {input_path} -> {output_path / run.project_name} in {elapsed:.1f} s")
+        click.echo(f"reports: {output_path / run.project_name / 'transplant_result_file'}")
+    if run.had_internal_errors:
+        click.echo("gpu2npu: some files hit an internal error and were copied unchanged; please report it", err=True)
+        sys.exit(1)

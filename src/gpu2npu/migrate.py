@@ -1,0 +1,180 @@
+"""``gpu2npu migrate``: the whole run, from options to the output tree and its reports."""
+
+from __future__ import annotations
+
+import ast
+import os
+import shutil
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, List, Set
+
+from gpu2npu.errors import UserError
+from gpu2npu.options import MigrateOptions
+from gpu2npu.pipeline import worker
+from gpu2npu.pipeline.output import AtomicTree, copy_file, make_link
+from gpu2npu.pipeline.plan import COPY, DIRECTORY, LINK, PYTHON, REPORT_DIR, Plan, plan_input
+from gpu2npu.pipeline.progress import Progress
+from gpu2npu.report.migration import write_reports
+from gpu2npu.rewrite.facts import classes_defining
+from gpu2npu.rewrite.transformer import ProjectFacts
+from gpu2npu.rules.describe import describe
+from gpu2npu.rules.index import RuleIndex, compile_index
+from gpu2npu.rules.loader import load_builtin_rules, load_rule_files
+
+OUTPUT_SUFFIX = "_msft"
+IN_PROCESS_BELOW = 24  # fewer Python files than this: a process pool costs more than it saves
+
+
+@dataclass
+class MigrationRun:
+    options: MigrateOptions
+    index: RuleIndex
+    plan: Plan
+    project_name: str
+    results: List[worker.FileResult] = field(default_factory=list)
+    copied: int = 0
+    links: int = 0
+
+    def describe_rule(self, rule_id: str) -> str:
+        rule = self.index.rules_by_id.get(rule_id)
+        return describe(rule) if rule is not None else ""
+
+    @property
+    def had_internal_errors(self) -> bool:
+        return any(r.skipped.startswith("internal error") for r in self.results)
+
+
+def build_index(options: MigrateOptions) -> RuleIndex:
+    rule_set = load_builtin_rules()
+    rule_set.extend(load_rule_files(options.rule_files))
+    unknown = set(options.disabled_rules) - rule_set.ids()
+    if unknown:
+        raise UserError(f"--disable-rule names unknown rule id(s) {', '.join(sorted(unknown))}", "see 'gpu2npu rules list'")
+    return compile_index(rule_set, options.version, options.disabled_rules)
+
+
+def project_name(input_path: Path) -> str:
+    base = input_path.stem if input_path.is_file() else input_path.resolve().name
+    return base + OUTPUT_SUFFIX
+
+
+def check_paths(options: MigrateOptions) -> Path:
+    """Validate input and output; return the output project directory."""
+    source = options.input
+    if not source.exists():
+        raise UserError(f"input '{source}' does not exist", "pass an existing directory or .py file with -i")
+    if source.is_file() and source.suffix != ".py":
+        raise UserError(f"input '{source}' is neither a directory nor a .py file", "pass a directory or a .py file")
+    if not _readable(source):
+        raise UserError(f"input '{source}' cannot be read", "check its permissions")
+    if options.output.exists() and not options.output.is_dir():
+        raise UserError(f"output '{options.output}' is not a directory", "pass a directory (it is created if missing)")
+    root = (source.parent if source.is_file() else source).resolve()
+    output = options.output.resolve()
+    if source.is_dir() and _inside(output, root):
+        raise UserError(f"output '{options.output}' is inside the input '{source}'", "choose an output outside the input")
+    destination = output / project_name(source)
+    if _inside(root, destination):
+        raise UserError(f"input '{source}' is inside the output '{destination}'", "choose another output directory")
+    if (destination.exists() or destination.is_symlink()) and not options.diff and not options.force:
+        raise UserError(f"output '{destination}' already exists", "pass --force to replace it")
+    return destination
+
+
+def project_facts(plan: Plan, index: RuleIndex) -> ProjectFacts:
+    """Classes of the project that define a method a rule renames (their calls stay as they are)."""
+    method_classes: Dict[str, Set[str]] = {}
+    for method in index.methods:
+        marker = f"def {method}(".encode()
+        for entry in plan.of_kind(PYTHON):
+            path = plan.root / entry.rel
+            try:
+                data = path.read_bytes()
+                if marker in data:
+                    method_classes.setdefault(method, set()).update(classes_defining(ast.parse(data), method))
+            except (OSError, SyntaxError, ValueError):
+                continue
+    return ProjectFacts(method_classes)
+
+
+def run_migration(options: MigrateOptions) -> MigrationRun:
+    destination = check_paths(options)
+    index = build_index(options)
+    plan = plan_input(options.input)
+    run = MigrationRun(options, index, plan, destination.name)
+    facts = project_facts(plan, index)
+    if options.diff:
+        run.results = _process_python(run, facts, tree=None)
+        return run
+    tree = AtomicTree(destination, replace=options.force)
+    try:
+        _copy_other_entries(run, tree)
+        run.results = _process_python(run, facts, tree)
+        write_reports(tree.path(REPORT_DIR), run)
+        tree.commit()
+    except BaseException:
+        tree.discard()
+        raise
+    return run
+
+
+def _copy_other_entries(run: MigrationRun, tree: AtomicTree) -> None:
+    shutil.copymode(run.plan.root, tree.temp)  # the temporary folder was created private
+    for entry in run.plan.entries:
+        target = tree.path(entry.rel)
+        if entry.kind == DIRECTORY:
+            target.mkdir(exist_ok=True)
+            shutil.copymode(run.plan.root / entry.rel, target)
+        elif entry.kind == LINK:
+            make_link(entry.link_target, target)
+            run.links += 1
+        elif entry.kind == COPY:
+            try:
+                copy_file(run.plan.root / entry.rel, target)
+                run.copied += 1
+            except OSError as exc:
+                run.plan.notes.append((entry.rel, f"cannot be read ({exc.strerror}); not copied"))
+
+
+def _process_python(run: MigrationRun, facts: ProjectFacts, tree) -> List[worker.FileResult]:
+    entries = sorted(run.plan.of_kind(PYTHON), key=lambda e: -e.size)  # big files first: better balance
+    jobs = [
+        worker.Job(e.rel, str(run.plan.root / e.rel), str(tree.path(e.rel)) if tree is not None else None)
+        for e in entries
+    ]
+    progress = Progress(len(jobs), enabled=run.options.progress)
+    results: List[worker.FileResult] = []
+    workers = min(run.options.workers, max(1, len(jobs)))
+    if workers == 1 or len(jobs) < IN_PROCESS_BELOW:
+        worker.initialise(run.index, facts)
+        for job in jobs:
+            results.append(worker.process(job))
+            progress.advance()
+    else:
+        with ProcessPoolExecutor(workers, initializer=worker.initialise, initargs=(run.index, facts)) as pool:
+            for result in pool.map(worker.process, jobs, chunksize=max(1, min(16, len(jobs) // (workers * 8)))):
+                results.append(result)
+                progress.advance()
+    progress.finish()
+    return sorted(results, key=lambda r: r.rel)
+
+
+def _inside(path: Path, root: Path) -> bool:
+    try:
+        path.relative_to(root)
+        return True
+    except ValueError:
+        return False
+
+
+def _readable(path: Path) -> bool:
+    return os.access(path, os.R_OK | (os.X_OK if path.is_dir() else 0))
+
+
+def print_diffs(run: MigrationRun, stream=sys.stdout) -> None:
+    for result in run.results:
+        if result.diff:
+            stream.write(result.diff)

@@ -1,0 +1,1 @@
+"""The run: plan the input tree, process its files (in parallel), write the output atomically."""

@@ -1,0 +1,80 @@
+"""Processing one Python file, in a worker process or in the main one.
+
+Workers share nothing but what ``initialise`` gives them once: the compiled rule index and
+the project facts. Each call reads one file, migrates it, writes the result (unless this is a
+--diff run) and returns a small FileResult.
+"""
+
+from __future__ import annotations
+
+import difflib
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import List, Optional
+
+from gpu2npu.rewrite.changes import Change
+from gpu2npu.rewrite.engine import migrate_source
+
+_STATE = {}
+
+
+@dataclass
+class FileResult:
+    rel: str
+    lines: int = 0
+    changed: bool = False
+    changes: List[Change] = field(default_factory=list)
+    skipped: str = ""
+    diff: str = ""
+
+
+@dataclass(frozen=True)
+class Job:
+    rel: str
+    source: str
+    destination: Optional[str]  # None in a --diff run: nothing is written
+
+
+def initialise(index, project) -> None:
+    _STATE["index"] = index
+    _STATE["project"] = project
+
+
+def process(job: Job) -> FileResult:
+    try:
+        return _process(job)
+    except Exception as exc:  # one bad file must never stop the run
+        if job.destination:
+            shutil.copyfile(job.source, job.destination)
+            shutil.copymode(job.source, job.destination)
+        return FileResult(job.rel, skipped=f"internal error ({type(exc).__name__}: {exc}); copied unchanged")
+
+
+def _process(job: Job) -> FileResult:
+    source = Path(job.source)
+    try:
+        data = source.read_bytes()
+    except OSError as exc:
+        return FileResult(job.rel, skipped=f"cannot be read ({exc.strerror}); not copied")
+    outcome = migrate_source(data, _STATE["index"], _STATE["project"], job.rel)
+    result = FileResult(job.rel, lines=data.count(b"\n"), changes=outcome.changes, skipped=outcome.skipped)
+    new_bytes = outcome.new_bytes
+    result.changed = new_bytes is not None
+    if job.destination is None:
+        if new_bytes is not None:
+            result.diff = unified_diff(job.rel, data, new_bytes)
+        return result
+    destination = Path(job.destination)
+    if new_bytes is None:
+        shutil.copyfile(source, destination)
+    else:
+        destination.write_bytes(new_bytes)
+    shutil.copymode(source, destination)
+    return result
+
+
+def unified_diff(rel: str, old: bytes, new: bytes) -> str:
+    old_lines = old.decode("utf-8", "replace").splitlines(keepends=True)
+    new_lines = new.decode("utf-8", "replace").splitlines(keepends=True)
+    return "".join(difflib.unified_diff(old_lines, new_lines, f"a/{rel}", f"b/{rel}"))

@@ -1,0 +1,343 @@
+"""What a file's own code says about the values it passes as devices.
+
+Device arguments are wrapped for the integer case only where the value may be an int. To
+know that, we look at how the file binds the names involved: ``device = 'cuda'`` binds a
+string, ``parser.add_argument('--gpu', type=int)`` makes ``args.gpu`` an int, and so on.
+The facts come from the stdlib ``ast`` (several times faster than a second libcst pass) and
+are built lazily: only files that reach a device-argument decision pay for them.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Dict, FrozenSet, List, Optional, Set
+
+UNKNOWN = "unknown"
+NOT_INT = frozenset({"str", "device", "tensor", "none", "dtype"})
+
+DTYPE_NAMES = frozenset(
+    "float float16 float32 float64 half double bfloat16 int int8 int16 int32 int64 uint8 long short "
+    "bool complex64 complex128 cfloat cdouble qint8 quint8 qint32 chalf float8_e4m3fn float8_e5m2".split()
+)
+TENSOR_FACTORIES = frozenset(
+    "tensor zeros ones empty rand randn randint full arange linspace as_tensor from_numpy stack cat "
+    "zeros_like ones_like empty_like rand_like randn_like full_like".split()
+)
+
+
+def dotted(node: ast.AST) -> Optional[str]:
+    """``a.b.c`` for a Name/Attribute chain, else None."""
+    parts: List[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+def classes_defining(tree: ast.AST, method: str) -> Set[str]:
+    """Names of the classes in ``tree`` whose body defines ``method``."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
+            for item in node.body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == method:
+                    found.add(node.name)
+    return found
+
+
+@dataclass
+class ScopeFacts:
+    """The names one function (or the module) binds, and to what."""
+
+    start: int
+    end: int
+    parent: Optional["ScopeFacts"]
+    bindings: Dict[str, List[tuple]] = field(default_factory=lambda: defaultdict(list))  # name -> [(value, scope)]
+    opaque: Set[str] = field(default_factory=set)  # bound by something we cannot read
+
+
+class FileFacts:
+    """Bindings of one file: plain names per function scope, dotted ones (``self.device``) per file."""
+
+    def __init__(self, source: str):
+        self.module = ScopeFacts(0, 10**9, None)
+        self.scopes: List[ScopeFacts] = [self.module]
+        self.attributes: Dict[str, List[tuple]] = defaultdict(list)
+        self.opaque_attributes: Set[str] = set()
+        self.argparse_dests: Dict[str, str] = {}
+        self.namespaces: Set[str] = set()  # names holding parse_args() results
+        self.instances: Dict[str, Set[str]] = defaultdict(set)  # name -> classes it was built from
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError):
+            return  # libcst accepted it but this Python's ast did not: everything stays unknown
+        self._scan(tree, self.module)
+
+    # -- collection ------------------------------------------------------------------------
+
+    def _scan(self, node: ast.AST, scope: ScopeFacts) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                self._enter(child, scope)
+                continue
+            self._read(child, scope)
+            self._scan(child, scope)
+
+    def _enter(self, definition: ast.AST, outer: ScopeFacts) -> None:
+        """A def, lambda or class: its decorators and defaults belong to the outer scope."""
+        for decorator in getattr(definition, "decorator_list", []):
+            self._scan(decorator, outer)
+        if isinstance(definition, ast.ClassDef):
+            for base in definition.bases:
+                self._scan(base, outer)
+        else:
+            for default in definition.args.defaults + [d for d in definition.args.kw_defaults if d is not None]:
+                self._scan(default, outer)
+        if not isinstance(definition, ast.Lambda):
+            outer.opaque.add(definition.name)
+        inner = ScopeFacts(definition.lineno, getattr(definition, "end_lineno", definition.lineno) or 10**9, outer)
+        self.scopes.append(inner)
+        if not isinstance(definition, ast.ClassDef):
+            self._bind_parameters(definition.args, inner)
+        body = definition.body if isinstance(definition.body, list) else [definition.body]
+        for statement in body:
+            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                self._enter(statement, inner)
+            else:
+                self._read(statement, inner)
+                self._scan(statement, inner)
+
+    def _read(self, node: ast.AST, scope: ScopeFacts) -> None:
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                self._bind_target(target, node.value, scope)
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+            self._bind_annotated(node, scope)
+        elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+            self._bind_opaque(node.target, scope)
+        elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+            self._bind_opaque(node.optional_vars, scope)
+        elif isinstance(node, ast.NamedExpr):
+            self._bind_target(node.target, node.value, scope)
+        elif isinstance(node, ast.Call):
+            self._read_add_argument(node)
+
+    def _bind(self, name: str, value: ast.AST, scope: ScopeFacts) -> None:
+        if "." in name:
+            self.attributes[name].append((value, scope))
+        else:
+            scope.bindings[name].append((value, scope))
+
+    def _bind_target(self, target: ast.AST, value: ast.AST, scope: ScopeFacts) -> None:
+        if isinstance(target, (ast.Tuple, ast.List)):
+            values = value.elts if isinstance(value, (ast.Tuple, ast.List)) else None
+            if values is not None and len(values) == len(target.elts):
+                for sub_target, sub_value in zip(target.elts, values):
+                    self._bind_target(sub_target, sub_value, scope)
+                return
+            if _is_call_to(value, "parse_known_args") and target.elts:
+                name = dotted(target.elts[0])
+                if name:
+                    self.namespaces.add(name)
+            self._bind_opaque(target, scope)
+            return
+        name = dotted(target)
+        if name is None:
+            return
+        if _is_call_to(value, "parse_args"):
+            self.namespaces.add(name)
+        if isinstance(value, ast.Call):
+            callee = dotted(value.func)
+            if callee:
+                self.instances[name].add(callee.rsplit(".", 1)[-1])
+        self._bind(name, value, scope)
+
+    def _bind_annotated(self, node, scope: ScopeFacts) -> None:
+        name = dotted(node.target)
+        if name is None:
+            return
+        if isinstance(node, ast.AnnAssign) and _annotation_kind(node.annotation) in NOT_INT:
+            self._bind(name, ast.Constant(value=""), scope)
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            self._bind(name, node.value, scope)
+        else:
+            self._bind_opaque(node.target, scope)
+
+    def _bind_opaque(self, target: ast.AST, scope: ScopeFacts) -> None:
+        for node in ast.walk(target):
+            name = dotted(node) if isinstance(node, (ast.Name, ast.Attribute)) else None
+            if name and "." in name:
+                self.opaque_attributes.add(name)
+            elif name:
+                scope.opaque.add(name)
+
+    def _bind_parameters(self, arguments: ast.arguments, scope: ScopeFacts) -> None:
+        params = arguments.posonlyargs + arguments.args + arguments.kwonlyargs
+        for extra in (arguments.vararg, arguments.kwarg):
+            if extra is not None:
+                params.append(extra)
+        for param in params:
+            if param.annotation is not None and _annotation_kind(param.annotation) in NOT_INT:
+                scope.bindings[param.arg].append((ast.Constant(value=""), scope))
+            else:
+                scope.opaque.add(param.arg)
+
+    def _read_add_argument(self, call: ast.Call) -> None:
+        if not (isinstance(call.func, ast.Attribute) and call.func.attr == "add_argument"):
+            return
+        dest = _argparse_dest(call)
+        if dest:
+            previous = self.argparse_dests.get(dest)
+            kind = _argparse_kind(call)
+            self.argparse_dests[dest] = kind if previous in (None, kind) else UNKNOWN
+
+    # -- queries ---------------------------------------------------------------------------
+
+    def scope_at(self, line: int) -> ScopeFacts:
+        """The innermost function (or the module) whose lines contain ``line``."""
+        best = self.module
+        for scope in self.scopes[1:]:
+            if scope.start <= line <= scope.end and scope.start >= best.start:
+                best = scope
+        return best
+
+    def value_kinds(self, node: ast.AST, scope: ScopeFacts, depth: int = 0) -> FrozenSet[str]:
+        """The kinds of value ``node`` may evaluate to ({'str'}, {'int', 'unknown'}, ...)."""
+        if depth > 4:
+            return frozenset({UNKNOWN})
+        if isinstance(node, ast.Constant):
+            return frozenset({_constant_kind(node.value)})
+        if isinstance(node, ast.JoinedStr):
+            return frozenset({"str"})
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mod, ast.Add)):
+            left = self.value_kinds(node.left, scope, depth + 1)
+            return frozenset({"str"}) if left == {"str"} else frozenset({UNKNOWN})
+        if isinstance(node, ast.IfExp):
+            return self.value_kinds(node.body, scope, depth + 1) | self.value_kinds(node.orelse, scope, depth + 1)
+        if isinstance(node, ast.Call):
+            return frozenset({_call_kind(node)})
+        name = dotted(node)
+        if name is None:
+            return frozenset({UNKNOWN})
+        if _is_dtype_name(name):
+            return frozenset({"dtype"})
+        if "." in name:
+            return self._attribute_kinds(name, depth)
+        return self._name_kinds(name, scope, depth)
+
+    def _name_kinds(self, name: str, scope: Optional[ScopeFacts], depth: int) -> FrozenSet[str]:
+        while scope is not None:
+            if name in scope.opaque:
+                return frozenset({UNKNOWN})
+            if name in scope.bindings:
+                return self._kinds_of(scope.bindings[name], depth)
+            scope = scope.parent
+        return frozenset({UNKNOWN})
+
+    def _attribute_kinds(self, name: str, depth: int) -> FrozenSet[str]:
+        head, _, attr = name.rpartition(".")
+        if head in self.namespaces:
+            return frozenset({self.argparse_dests.get(attr, UNKNOWN)})
+        if name in self.opaque_attributes:
+            return frozenset({UNKNOWN})
+        if name in self.attributes:
+            return self._kinds_of(self.attributes[name], depth)
+        if attr == "device":
+            return frozenset({"device"})  # tensor.device / module.device: a torch.device
+        return frozenset({UNKNOWN})
+
+    def _kinds_of(self, values: List[tuple], depth: int) -> FrozenSet[str]:
+        kinds: Set[str] = set()
+        for value, scope in values:
+            kinds |= self.value_kinds(value, scope, depth + 1)
+        return frozenset(kinds)
+
+    def may_be_int(self, source: str, line: int = 0) -> bool:
+        """Whether the expression ``source`` (a device argument at ``line``) may be an int."""
+        try:
+            node = ast.parse(source.strip(), mode="eval").body
+        except SyntaxError:
+            return True
+        return not self.value_kinds(node, self.scope_at(line)) <= NOT_INT
+
+
+def _is_call_to(node: ast.AST, method: str) -> bool:
+    if isinstance(node, ast.Subscript):
+        node = node.value
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == method
+
+
+def _constant_kind(value) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int"
+    if isinstance(value, str):
+        return "str"
+    if value is None:
+        return "none"
+    return UNKNOWN
+
+
+def _call_kind(call: ast.Call) -> str:
+    callee = dotted(call.func) or ""
+    head, _, last = callee.rpartition(".")
+    if last == "format" and isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Constant):
+        return "str"
+    if callee == "str":
+        return "str"
+    if callee == "int":
+        return "int"
+    if last == "device" and head.split(".")[0] in ("torch", "t", "th"):
+        return "device"
+    if last in TENSOR_FACTORIES and head.split(".")[0] in ("torch", "t", "th"):
+        return "tensor"
+    return UNKNOWN
+
+
+def _is_dtype_name(name: str) -> bool:
+    head, _, last = name.rpartition(".")
+    if last == "dtype" or last.endswith("_dtype"):
+        return True
+    return bool(head) and head.split(".")[0] in ("torch", "t", "th") and last in DTYPE_NAMES
+
+
+def _annotation_kind(annotation: ast.AST) -> str:
+    name = dotted(annotation) or ""
+    if name == "str":
+        return "str"
+    if name.endswith("device"):
+        return "device"
+    return UNKNOWN
+
+
+def _argparse_dest(call: ast.Call) -> Optional[str]:
+    for keyword in call.keywords:
+        if keyword.arg == "dest" and isinstance(keyword.value, ast.Constant):
+            return str(keyword.value.value)
+    options = [a.value for a in call.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+    longs = [o for o in options if o.startswith("--")]
+    chosen = longs[0] if longs else (options[0] if options else None)
+    if chosen is None:
+        return None
+    return chosen.lstrip("-").replace("-", "_")
+
+
+def _argparse_kind(call: ast.Call) -> str:
+    keywords = {k.arg: k.value for k in call.keywords if k.arg}
+    action = keywords.get("action")
+    if isinstance(action, ast.Constant) and action.value in ("store_true", "store_false"):
+        return "bool"
+    kind_of_type = keywords.get("type")
+    if kind_of_type is not None:
+        name = dotted(kind_of_type)
+        return {"int": "int", "str": "str"}.get(name or "", UNKNOWN)
+    default = keywords.get("default")
+    if isinstance(default, ast.Constant) and isinstance(default.value, int) and not isinstance(default.value, bool):
+        return "int"  # argparse keeps a non-string default as it is
+    return "str"  # argparse hands over command-line values as strings

@@ -1,0 +1,54 @@
+"""Finding, replacing and deleting arguments of a libcst Call without breaking its commas."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+
+def positional_index(call: cst.Call, position: int) -> Optional[int]:
+    """Index in ``call.args`` of the positional argument number ``position`` (keywords skipped)."""
+    seen = 0
+    for index, arg in enumerate(call.args):
+        if arg.keyword is not None or arg.star:
+            if arg.star == "*":
+                return None  # positions after *args are unknowable
+            continue
+        if seen == position:
+            return index
+        seen += 1
+    return None
+
+
+def keyword_index(call: cst.Call, keyword: str) -> Optional[int]:
+    for index, arg in enumerate(call.args):
+        if arg.keyword is not None and arg.keyword.value == keyword:
+            return index
+    return None
+
+
+def find_argument(call: cst.Call, position: int = -1, keyword: Optional[str] = None) -> Optional[int]:
+    """The positional argument ``position`` if given, else the keyword argument ``keyword``."""
+    if position is not None and position >= 0:
+        found = positional_index(call, position)
+        if found is not None:
+            return found
+    if keyword:
+        return keyword_index(call, keyword)
+    return None
+
+
+def replace_value(call: cst.Call, index: int, value: cst.BaseExpression) -> cst.Call:
+    args = list(call.args)
+    args[index] = args[index].with_changes(value=value)
+    return call.with_changes(args=args)
+
+
+def delete_argument(call: cst.Call, index: int) -> cst.Call:
+    args = list(call.args)
+    removed = args.pop(index)
+    if index == len(args) and args:
+        # The new last argument takes over the removed one's comma (or lack of it).
+        args[-1] = args[-1].with_changes(comma=removed.comma)
+    return call.with_changes(args=args)

@@ -1,0 +1,35 @@
+"""Small helpers shared by the kind modules."""
+
+from __future__ import annotations
+
+import keyword as python_keywords
+import re
+
+IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def is_identifier(text: str) -> bool:
+    return bool(IDENTIFIER.match(text)) and not python_keywords.iskeyword(text)
+
+
+def check_names(**names: str):
+    """A problem message if any of the given values is not a dotted Python name."""
+    for field, value in names.items():
+        if value is None:
+            continue
+        if not all(is_identifier(part) for part in value.split(".")):
+            return f"'{field}' must be a dotted Python name such as torch.cuda.synchronize, not {value!r}"
+    return None
+
+
+def parent(name: str) -> str:
+    return name.rsplit(".", 1)[0] if "." in name else ""
+
+
+def last(name: str) -> str:
+    return name.rsplit(".", 1)[-1]
+
+
+def call_key(func_name: str) -> str:
+    """Index key of a call rule: a qualified name, or '.name' for a method on any receiver."""
+    return func_name if "." in func_name else "." + func_name

@@ -1,0 +1,36 @@
+"""ReplaceAttributeRule (msFmkTransplt): a dotted ``old_name`` is a qualified name renamed in
+every reference (``torch.profiler.ProfilerActivity.CUDA`` ->
+``torch_npu.profiler.ProfilerActivity.NPU``); a dot-free one renames that attribute on any
+receiver (``x.is_cuda`` -> ``x.is_npu``)."""
+
+from gpu2npu.rewrite.kinds._common import check_names, last, parent
+from gpu2npu.rules.index import NameTarget, Rename
+from gpu2npu.rules.model import Field
+
+NAME = "ReplaceAttributeRule"
+FIELDS = {
+    "old_name": Field(str, required=True, help="qualified name, or an attribute name"),
+    "new_name": Field(str, required=True, help="new qualified name, or new attribute name"),
+}
+
+
+def validate(fields):
+    problem = check_names(old_name=fields["old_name"], new_name=fields["new_name"])
+    if problem:
+        return problem
+    if "." not in fields["old_name"] and "." in fields["new_name"]:
+        return "an attribute rename (dot-free old_name) needs a dot-free new_name"
+    return None
+
+
+def compile(rule, index):
+    old, new = rule["old_name"], rule["new_name"]
+    if "." in old:
+        target = new if "." in new else f"{parent(old)}.{new}"
+        index.names[old] = NameTarget(target, rule.id, "attribute")
+    else:
+        index.attributes[old] = Rename(new, rule.id, "attribute")
+
+
+def trigger_words(rule):
+    return {last(rule["old_name"])}

@@ -1,0 +1,114 @@
+"""DeviceArgRule: make an integer device index reach the NPU.
+
+``x.to(0)``, ``torch.zeros(3, device=args.gpu)`` and friends mean ``cuda:N`` when given an
+int. The argument is rewritten only where it may be an int (not for a string, a
+``torch.device``, a dtype, a tensor, or a name the file binds only to such values):
+
+* an int literal becomes a literal: ``x.to(0)`` -> ``x.to('npu:0')``;
+* a plain name or attribute is guarded: ``f'npu:{d}' if isinstance(d, int) else d``;
+* anything that may have side effects is evaluated once, through an assignment expression:
+  ``f'npu:{_npu_device}' if isinstance(_npu_device := next(it), int) else _npu_device``.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from gpu2npu.rewrite.kinds._arglist import find_argument, replace_value
+from gpu2npu.rewrite.kinds._common import call_key, check_names, last
+from gpu2npu.rules.model import Field
+
+NAME = "DeviceArgRule"
+FIELDS = {
+    "func_name": Field(str, required=True, help="qualified function name, or a method name (to, new_zeros)"),
+    "arg_idx": Field(int, default=-1, help="position among the positional arguments"),
+    "arg_keyword": Field(str, help="keyword of the device argument"),
+    "device_type": Field(str, default="npu", help="device type an int index is turned into"),
+}
+TEMP_NAME = "_npu_device"
+STRING_NODES = (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)
+
+
+def validate(fields):
+    problem = check_names(func_name=fields["func_name"])
+    if problem:
+        return problem
+    if fields["arg_idx"] < 0 and not fields["arg_keyword"]:
+        return "give 'arg_idx' (>= 0) or 'arg_keyword'"
+    return None
+
+
+def compile(rule, index):
+    index.add_call_rule(call_key(rule["func_name"]), rule)
+
+
+def trigger_words(rule):
+    name = rule["func_name"]
+    return {f".{name}("} if "." not in name else {last(name)}
+
+
+def apply(rule, call: cst.Call, ctx) -> cst.Call:
+    position = find_argument(call, rule["arg_idx"], rule["arg_keyword"])
+    if position is None:
+        return call
+    value = call.args[position].value
+    if isinstance(value, STRING_NODES) or is_guarded(value):
+        return call
+    device_type = rule["device_type"]
+    if isinstance(value, cst.Integer):
+        new_value = cst.SimpleString(f"'{device_type}:{value.value}'")
+    else:
+        code = ctx.code(value)
+        if not ctx.facts.may_be_int(code, ctx.line()):
+            return call
+        new_value = cst.parse_expression(guarded_source(code, device_type, is_pure(value)))
+    ctx.record(
+        "MODIFY",
+        f"an int device index in the arg {_where(call.args[position], rule)} of {rule['func_name']} becomes '{device_type}:N'",
+        rule.id,
+    )
+    return replace_value(call, position, new_value)
+
+
+def guarded_source(code: str, device_type: str, pure: bool) -> str:
+    if not pure or ("'" in code and '"' in code):
+        name = TEMP_NAME
+        return f"f'{device_type}:{{{name}}}' if isinstance({name} := {code}, int) else {name}"
+    quote = '"' if "'" in code else "'"
+    return f"f{quote}{device_type}:{{{code}}}{quote} if isinstance({code}, int) else {code}"
+
+
+def is_pure(node: cst.BaseExpression) -> bool:
+    """Evaluating it twice is harmless: names, attributes, constant subscripts."""
+    if isinstance(node, (cst.Name, cst.Integer)):
+        return True
+    if isinstance(node, cst.Attribute):
+        return is_pure(node.value)
+    if isinstance(node, cst.Subscript):
+        return is_pure(node.value) and all(
+            isinstance(element.slice, cst.Index) and is_pure_constant(element.slice.value) for element in node.slice
+        )
+    return False
+
+
+def is_pure_constant(node: cst.BaseExpression) -> bool:
+    return isinstance(node, (cst.Integer, cst.SimpleString, cst.Name)) or is_pure(node)
+
+
+def is_guarded(node: cst.BaseExpression) -> bool:
+    """Already ``... if isinstance(x, int) else ...`` (our own output): leave it."""
+    if not isinstance(node, cst.IfExp):
+        return False
+    test = node.test
+    return (
+        isinstance(test, cst.Call)
+        and isinstance(test.func, cst.Name)
+        and test.func.value == "isinstance"
+        and len(test.args) == 2
+        and isinstance(test.args[1].value, cst.Name)
+        and test.args[1].value.value == "int"
+    )
+
+
+def _where(arg: cst.Arg, rule) -> str:
+    return arg.keyword.value if arg.keyword is not None else f"at position {rule['arg_idx']}"

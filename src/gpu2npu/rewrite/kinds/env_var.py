@@ -1,0 +1,29 @@
+"""EnvVarRenameRule: an environment variable name written as a string literal
+(``os.environ['CUDA_VISIBLE_DEVICES']``, ``os.getenv('NCCL_BLOCKING_WAIT')``) becomes its
+Ascend counterpart. Only whole literals match, so prose mentioning the variable is kept."""
+
+from gpu2npu.rules.index import StringTarget
+from gpu2npu.rules.model import Field
+
+NAME = "EnvVarRenameRule"
+FIELDS = {
+    "old_name": Field(str, required=True, help="CUDA/NCCL variable, e.g. CUDA_VISIBLE_DEVICES"),
+    "new_name": Field(str, required=True, help="Ascend variable, e.g. ASCEND_RT_VISIBLE_DEVICES"),
+}
+
+
+def validate(fields):
+    for key in ("old_name", "new_name"):
+        if not fields[key] or not fields[key].replace("_", "").isalnum():
+            return f"'{key}' must be an environment variable name, not {fields[key]!r}"
+    return None
+
+
+def compile(rule, index):
+    index.strings_exact[rule["old_name"]] = StringTarget(
+        rule["old_name"], rule["new_name"], rule.id, "exact", label="environment variable"
+    )
+
+
+def trigger_words(rule):
+    return {rule["old_name"]}

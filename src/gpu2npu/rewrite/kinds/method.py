@@ -1,0 +1,28 @@
+"""MethodRenameRule: a method called on any receiver is renamed (``x.cuda(...)`` ->
+``x.npu(...)``), except where the receiver is an object of a project class that defines the
+method itself (``self.cuda()`` inside such a class, or ``net.cuda()`` after ``net = Net()``)."""
+
+from gpu2npu.rewrite.kinds._common import is_identifier
+from gpu2npu.rules.index import Rename
+from gpu2npu.rules.model import Field
+
+NAME = "MethodRenameRule"
+FIELDS = {
+    "old_name": Field(str, required=True, help="method name, e.g. cuda"),
+    "new_name": Field(str, required=True, help="new method name, e.g. npu"),
+}
+
+
+def validate(fields):
+    for key in ("old_name", "new_name"):
+        if not is_identifier(fields[key]):
+            return f"'{key}' must be a method name without dots, not {fields[key]!r}"
+    return None
+
+
+def compile(rule, index):
+    index.methods[rule["old_name"]] = Rename(rule["new_name"], rule.id, "function")
+
+
+def trigger_words(rule):
+    return {"." + rule["old_name"]}

@@ -1,0 +1,27 @@
+"""NameRenameRule: a fully qualified name moves (``torch.cuda.synchronize`` ->
+``torch_npu.npu.synchronize``), wherever it is referenced: calls, plain references,
+annotations, decorators and imports. ``new_name: null`` records that the name has no NPU
+counterpart for the versions given, so no broader rename (``torch.cuda`` -> ...) touches it.
+"""
+
+from gpu2npu.rewrite.kinds._common import check_names, last
+from gpu2npu.rules.index import NameTarget
+from gpu2npu.rules.model import Field
+
+NAME = "NameRenameRule"
+FIELDS = {
+    "old_name": Field(str, required=True, dotted=True, help="fully qualified name, e.g. torch.cuda.synchronize"),
+    "new_name": Field(str, required=True, nullable=True, help="its NPU counterpart, or null for none"),
+}
+
+
+def validate(fields):
+    return check_names(new_name=fields["new_name"])
+
+
+def compile(rule, index):
+    index.names[rule["old_name"]] = NameTarget(rule["new_name"], rule.id, "name")
+
+
+def trigger_words(rule):
+    return {last(rule["old_name"])} if rule["new_name"] is not None else set()

@@ -1,0 +1,486 @@
+"""The single libcst pass that applies every rule kind to one file.
+
+Each node type is handed to the kinds that can match it, through the compiled index:
+dotted references and imports to the name renames, calls to the method renames and the
+argument kinds, string literals to the string kinds, import lines to the import
+insertion/removal kinds. Matching reads the original node (and the bindings seen so far);
+edits go to the updated node, so several rules can act on one call.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Dict, List, Optional, Set
+
+import libcst as cst
+from libcst.metadata import PositionProvider
+
+from gpu2npu.rewrite import references as refs
+from gpu2npu.rewrite.changes import DELETE, INSERT, MODIFY, Change
+from gpu2npu.rewrite.facts import FileFacts
+from gpu2npu.rewrite.kinds import KINDS, import_insert, import_remove, string
+from gpu2npu.rewrite.scopes import LOCAL, ImportBinding, ScopeStack
+
+STRING_NODES = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
+COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+
+
+class ProjectFacts:
+    """What the whole input tree tells a single file: classes defining a renamed method."""
+
+    def __init__(self, method_classes: Optional[Dict[str, Set[str]]] = None):
+        self.method_classes: Dict[str, Set[str]] = method_classes or {}
+
+
+class MigrationTransformer(cst.CSTTransformer):
+    METADATA_DEPENDENCIES = (PositionProvider,)
+
+    def __init__(self, index, module: cst.Module, project: Optional[ProjectFacts] = None):
+        super().__init__()
+        self.index = index
+        self.module = module
+        self.project = project or ProjectFacts()
+        self.source = module.code
+        self.scopes = ScopeStack()
+        self.changes: List[Change] = []
+        self._facts: Optional[FileFacts] = None
+        self._current: Optional[cst.CSTNode] = None  # the original node changes are recorded at
+        self._chain_edits: Dict[int, cst.BaseExpression] = {}
+        self._callees: Set[int] = set()
+        self._prose_depth = 0
+        self._definition_depth = 0  # inside def/class: no import insertion there
+        self._class_methods: List[Set[str]] = []
+        self._lines: List[cst.SimpleStatementLine] = []
+        self._lines_after: Dict[int, List[cst.SimpleStatementLine]] = {}
+        self._pending_inserts = [
+            rule for rule in index.insert_imports if not import_insert.already_imported(self.source, rule["module"])
+        ]
+        self._inserted_modules: Set[str] = set()
+        self._absolute_roots: Set[str] = set()  # root modules of absolute names we wrote
+
+    # -- services for the kind modules -------------------------------------------------------
+
+    @property
+    def facts(self) -> FileFacts:
+        if self._facts is None:
+            self._facts = FileFacts(self.source)
+        return self._facts
+
+    def code(self, node: cst.CSTNode) -> str:
+        return self.module.code_for_node(node)
+
+    def record(self, operation: str, message: str, rule_id: str, node: Optional[cst.CSTNode] = None) -> None:
+        position = self.get_metadata(PositionProvider, node if node is not None else self._current)
+        self.changes.append(Change(position.start.line, position.end.line, operation, message, rule_id))
+
+    def line(self) -> int:
+        """First line of the node being rewritten."""
+        return self.get_metadata(PositionProvider, self._current).start.line
+
+    def qualified_name(self, node: cst.BaseExpression) -> Optional[str]:
+        """The original qualified name of a dotted reference, through the bindings seen so far."""
+        parts = refs.chain_parts(node)
+        if not parts:
+            return None
+        binding = self.scopes.resolve_import(parts[0])
+        if binding is None:
+            return None
+        return ".".join([binding.original] + parts[1:])
+
+    # -- scopes and bindings -----------------------------------------------------------------
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.scopes.bind(node.name.value)
+        self.scopes.push("function")
+        self._bind_parameters(node.params)
+        self._definition_depth += 1
+
+    def leave_FunctionDef(self, original_node, updated_node):
+        self.scopes.pop()
+        self._definition_depth -= 1
+        return updated_node
+
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        self.scopes.push("function")
+        self._bind_parameters(node.params)
+
+    def leave_Lambda(self, original_node, updated_node):
+        self.scopes.pop()
+        return updated_node
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.scopes.bind(node.name.value)
+        self.scopes.push("class")
+        self._definition_depth += 1
+        body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+        self._class_methods.append(
+            {statement.name.value for statement in body if isinstance(statement, cst.FunctionDef)}
+        )
+
+    def leave_ClassDef(self, original_node, updated_node):
+        self.scopes.pop()
+        self._definition_depth -= 1
+        self._class_methods.pop()
+        return updated_node
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, COMPREHENSIONS):
+            self.scopes.push("comprehension")
+            clause = node.for_in
+            while clause is not None:
+                self._bind_target(clause.target)
+                clause = clause.inner_for_in
+        return super().on_visit(node)
+
+    def on_leave(self, original_node, updated_node):
+        result = super().on_leave(original_node, updated_node)
+        if isinstance(original_node, COMPREHENSIONS):
+            self.scopes.pop()
+        return result
+
+    def _bind_parameters(self, params: cst.Parameters) -> None:
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            self.scopes.bind(param.name.value)
+        for extra in (params.star_arg, params.star_kwarg):
+            if isinstance(extra, cst.Param):
+                self.scopes.bind(extra.name.value)
+
+    def _bind_target(self, target: cst.BaseExpression) -> None:
+        if isinstance(target, cst.Name):
+            self.scopes.bind(target.value)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._bind_target(element.value)
+        elif isinstance(target, cst.StarredElement):
+            self._bind_target(target.value)
+
+    def leave_Assign(self, original_node, updated_node):
+        for target in original_node.targets:
+            self._bind_target(target.target)
+        return updated_node
+
+    def leave_AnnAssign(self, original_node, updated_node):
+        self._bind_target(original_node.target)
+        return updated_node
+
+    def leave_AugAssign(self, original_node, updated_node):
+        self._bind_target(original_node.target)
+        return updated_node
+
+    def leave_NamedExpr(self, original_node, updated_node):
+        self._bind_target(original_node.target)
+        return updated_node
+
+    def visit_For(self, node: cst.For) -> None:
+        self._bind_target(node.target)
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            self._bind_target(node.asname.name)
+
+    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        if node.name is not None:
+            self._bind_target(node.name.name)
+
+    def visit_Global(self, node: cst.Global) -> None:
+        for item in node.names:
+            self.scopes.declare_global(item.name.value)
+
+    # -- statement lines: prose, import insertion, split imports -------------------------------
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        self._lines.append(node)
+        if _is_prose(node):
+            self._prose_depth += 1
+        if self._definition_depth == 0 and self._pending_inserts:
+            self._place_inserts(node)
+
+    def leave_SimpleStatementLine(self, original_node, updated_node):
+        self._lines.pop()
+        if _is_prose(original_node):
+            self._prose_depth -= 1
+        if not updated_node.body:
+            updated_node = _without_body(updated_node)
+        extra = self._lines_after.pop(id(original_node), [])
+        if not extra:
+            return updated_node
+        if isinstance(updated_node, cst.RemovalSentinel):
+            return cst.FlattenSentinel(extra)
+        return cst.FlattenSentinel([updated_node, *extra])
+
+    def leave_IndentedBlock(self, original_node, updated_node):
+        if not updated_node.body:  # every statement of the block was a removed import
+            return updated_node.with_changes(body=[cst.SimpleStatementLine([cst.Pass()])])
+        return updated_node
+
+    def _place_inserts(self, line: cst.SimpleStatementLine) -> None:
+        for rule in list(self._pending_inserts):
+            if any(import_insert.imports_module(statement, rule["after_module"]) for statement in line.body):
+                self._pending_inserts.remove(rule)
+                self._inserted_modules.add(rule["module"])
+                self._lines_after.setdefault(id(line), []).append(import_insert.import_line(rule["module"]))
+                self.record(INSERT, f"insert import {rule['module']}", rule.id, node=line)
+
+    def leave_Module(self, original_node, updated_node):
+        missing = sorted(
+            root
+            for root in self._absolute_roots
+            if root not in self._inserted_modules and not _imported_at_module_level(self.scopes, root)
+        )
+        if not missing:
+            return updated_node
+        body = list(updated_node.body)
+        position = _after_docstring_and_future(body)
+        for offset, root in enumerate(missing):
+            body.insert(position + offset, import_insert.import_line(root))
+            rule_id = next((r.id for r in self.index.insert_imports if r["module"] == root), "")
+            self.changes.append(Change(1, 1, INSERT, f"insert import {root} (a rewritten name needs it)", rule_id))
+        return updated_node.with_changes(body=body)
+
+    # -- imports -------------------------------------------------------------------------------
+
+    def visit_Import(self, node: cst.Import) -> bool:
+        return False  # module names in imports are handled as a whole in leave_Import
+
+    def leave_Import(self, original_node, updated_node):
+        self._current = original_node
+        kept = []
+        for alias in updated_node.names:
+            name = refs.dotted_name(alias.name)
+            removal = import_remove.rule_for(name, self.index)
+            if removal is not None:
+                self.record(DELETE, f"import {name} has been removed", removal.id)
+                continue
+            kept.append(self._rewrite_import_alias(alias, name))
+        if not kept:
+            return cst.RemovalSentinel.REMOVE
+        if len(kept) != len(updated_node.names):
+            kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        return updated_node.with_changes(names=kept)
+
+    def _rewrite_import_alias(self, alias: cst.ImportAlias, name: str) -> cst.ImportAlias:
+        if alias.asname is None:
+            root = name.split(".")[0]  # `import torch.cuda` binds `torch`, which is not renamed
+            self.scopes.bind(root, ImportBinding(root, root))
+            return alias
+        bound = alias.asname.name.value
+        new = self._renamed(name)
+        self.scopes.bind(bound, ImportBinding(name, new or name))
+        if new is None:
+            return alias
+        self.record(MODIFY, f"change import {name} to {new}", self._rule_of(name))
+        return alias.with_changes(name=refs.dotted_expression(new))
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        return False
+
+    def leave_ImportFrom(self, original_node, updated_node):
+        self._current = original_node
+        if updated_node.relative or updated_node.module is None:
+            self._bind_from_names(updated_node, None)
+            return updated_node
+        module = refs.dotted_name(updated_node.module)
+        if isinstance(updated_node.names, cst.ImportStar):
+            new_module = self._renamed(module)
+            if new_module is None:
+                return updated_node
+            self.record(MODIFY, f"change import {module}.* to {new_module}.*", self._rule_of(module))
+            return updated_node.with_changes(module=refs.dotted_expression(new_module))
+        groups, changed = self._group_from_names(module, updated_node.names)
+        return self._emit_from_groups(updated_node, groups) if changed else updated_node
+
+    def _group_from_names(self, module: str, aliases):
+        """Aliases of a from-import grouped by the module each comes from after renaming, and
+        whether any alias changed."""
+        groups: "OrderedDict[str, List[cst.ImportAlias]]" = OrderedDict()
+        changed = False
+        for alias in aliases:
+            name = refs.dotted_name(alias.name)
+            qualified = f"{module}.{name}"
+            bound = alias.asname.name.value if alias.asname is not None else name
+            new = self._renamed(qualified)
+            self.scopes.bind(bound, ImportBinding(qualified, new or qualified))
+            if new is None:
+                groups.setdefault(module, []).append(alias)
+                continue
+            self.record(MODIFY, f"change import {qualified} to {new}", self._rule_of(qualified))
+            changed = True
+            new_module, new_name = refs.module_and_name(new)
+            asname = alias.asname if (alias.asname is not None or new_name == name) else cst.AsName(cst.Name(bound))
+            groups.setdefault(new_module, []).append(alias.with_changes(name=cst.Name(new_name), asname=asname))
+        return groups, changed
+
+    def _emit_from_groups(self, node: cst.ImportFrom, groups) -> cst.ImportFrom:
+        """One statement per target module: the first in place, the others on lines after it."""
+        modules = list(groups)
+        first = node.with_changes(module=refs.dotted_expression(modules[0]), names=_clean_commas(groups[modules[0]]))
+        if len(modules) > 1:
+            extra = [
+                cst.SimpleStatementLine(
+                    [cst.ImportFrom(module=refs.dotted_expression(m), names=_clean_commas(groups[m], bare=True))]
+                )
+                for m in modules[1:]
+            ]
+            self._lines_after.setdefault(id(self._lines[-1]), []).extend(extra)
+            first = first.with_changes(lpar=None, rpar=None, names=_clean_commas(groups[modules[0]], bare=True))
+        return first
+
+    def _bind_from_names(self, node: cst.ImportFrom, module: Optional[str]) -> None:
+        if isinstance(node.names, cst.ImportStar):
+            return
+        for alias in node.names:
+            bound = alias.asname.name.value if alias.asname is not None else refs.dotted_name(alias.name)
+            self.scopes.bind(bound, LOCAL)
+
+    def _renamed(self, qualified: str) -> Optional[str]:
+        """The new qualified name for ``qualified``, or None when it keeps its name."""
+        found = self.index.longest_name_match(qualified)
+        if found is None or found[1].new is None:
+            return None
+        prefix, target = found
+        new = target.new + qualified[len(prefix):]
+        return None if new == qualified else new
+
+    def _rule_of(self, qualified: str) -> str:
+        found = self.index.longest_name_match(qualified)
+        return found[1].rule_id if found else ""
+
+    # -- dotted references -----------------------------------------------------------------------
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self._callees.add(id(node.func))
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        parts = refs.chain_parts(node)
+        if parts is None:
+            return True
+        binding = self.scopes.resolve_import(parts[0])
+        if binding is None:
+            return True
+        qualified = ".".join([binding.original] + parts[1:])
+        found = self.index.longest_name_match(qualified)
+        if found is None:
+            if binding.current == binding.original:
+                return False
+            target, label, rule_id = qualified, "name", ""
+        else:
+            prefix, rule = found
+            # No counterpart: keep the original name, spelled so that it survives a renamed import.
+            target = qualified if rule.new is None else rule.new + qualified[len(prefix):]
+            label = "function" if id(node) in self._callees else rule.label
+            rule_id = rule.rule_id
+        code = refs.render(parts[0], binding.current, target)
+        if code != ".".join(parts):
+            if "." in code and code.split(".")[0] != parts[0]:
+                self._absolute_roots.add(code.split(".")[0])
+            self._chain_edits[id(node)] = refs.dotted_expression(code)
+            self.record(MODIFY, f"change {label} {qualified} to {target}", rule_id, node=node)
+        return False  # the whole chain is decided here; a shorter prefix must not match again
+
+    def leave_Attribute(self, original_node, updated_node):
+        edited = self._chain_edits.pop(id(original_node), None)
+        if edited is not None:
+            return edited
+        rename = self.index.attributes.get(updated_node.attr.value)
+        if rename is None or id(original_node) in self._callees:
+            return updated_node
+        self.record(MODIFY, f'replace attribute "{updated_node.attr.value}" with "{rename.new}"', rename.rule_id, original_node)
+        return updated_node.with_changes(attr=cst.Name(rename.new))
+
+    # -- calls -----------------------------------------------------------------------------------
+
+    def leave_Call(self, original_node, updated_node):
+        self._current = original_node
+        func = original_node.func
+        method = func.attr.value if isinstance(func, cst.Attribute) else None
+        if method is not None and method in self.index.methods:
+            updated_node = self._rename_method(original_node, updated_node, method)
+        rules = []
+        qualified = self.qualified_name(func)
+        if qualified is not None:
+            rules += self.index.call_rules.get(qualified, [])
+        if method is not None:
+            rules += self.index.call_rules.get("." + method, [])
+        for rule in rules:
+            updated_node = KINDS[rule.kind].apply(rule, updated_node, self)
+        return updated_node
+
+    def _rename_method(self, original_node: cst.Call, updated_node: cst.Call, method: str) -> cst.Call:
+        if not isinstance(updated_node.func, cst.Attribute) or self._defined_by_project(original_node.func, method):
+            return updated_node
+        rename = self.index.methods[method]
+        self.record(MODIFY, f"change function {method} to {rename.new}", rename.rule_id)
+        return updated_node.with_changes(func=updated_node.func.with_changes(attr=cst.Name(rename.new)))
+
+    def _defined_by_project(self, func: cst.Attribute, method: str) -> bool:
+        """Whether ``receiver.method`` is the project's own method, not torch's."""
+        receiver = func.value
+        if isinstance(receiver, cst.Name) and receiver.value == "self" and self._class_methods:
+            return method in self._class_methods[-1]
+        classes = self.project.method_classes.get(method)
+        if not classes:
+            return False
+        if isinstance(receiver, cst.Call):
+            callee = refs.dotted_name(receiver.func)
+            return bool(callee) and callee.rsplit(".", 1)[-1] in classes
+        name = refs.dotted_name(receiver)
+        return bool(name) and bool(self.facts.instances.get(name, set()) & classes)
+
+    # -- strings -----------------------------------------------------------------------------------
+
+    def leave_SimpleString(self, original_node, updated_node):
+        if self._prose_depth:
+            return updated_node
+        return self._apply_string(original_node, updated_node, string.rewrite_simple_string(updated_node, self.index))
+
+    def leave_FormattedString(self, original_node, updated_node):
+        if self._prose_depth:
+            return updated_node
+        return self._apply_string(original_node, updated_node, string.rewrite_formatted_string(updated_node, self.index))
+
+    def _apply_string(self, original_node, updated_node, result):
+        if result is None:
+            return updated_node
+        new_node, target = result
+        self.record(MODIFY, string.message(target), target.rule_id, original_node)
+        return new_node
+
+
+def _is_prose(line: cst.SimpleStatementLine) -> bool:
+    """A statement that is only a string: a docstring or a comment written as a string."""
+    return len(line.body) == 1 and isinstance(line.body[0], cst.Expr) and isinstance(line.body[0].value, STRING_NODES)
+
+
+def _without_body(line: cst.SimpleStatementLine):
+    """A line all of whose statements were removed: drop it, but keep comments written above it."""
+    if any(empty.comment is not None for empty in line.leading_lines):
+        return line.with_changes(body=[cst.Pass()])
+    return cst.RemovalSentinel.REMOVE
+
+
+def _clean_commas(aliases: List[cst.ImportAlias], bare: bool = False) -> List[cst.ImportAlias]:
+    cleaned = [alias.with_changes(comma=cst.MaybeSentinel.DEFAULT) if bare else alias for alias in aliases]
+    cleaned[-1] = cleaned[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    return cleaned
+
+
+def _imported_at_module_level(scopes: ScopeStack, root: str) -> bool:
+    binding = scopes.module.names.get(root)
+    return isinstance(binding, ImportBinding) and binding.current == root
+
+
+def _after_docstring_and_future(body) -> int:
+    position = 0
+    if body and isinstance(body[0], cst.SimpleStatementLine) and _is_prose(body[0]):
+        position = 1
+    while position < len(body) and _is_future_import(body[position]):
+        position += 1
+    return position
+
+
+def _is_future_import(statement) -> bool:
+    return (
+        isinstance(statement, cst.SimpleStatementLine)
+        and isinstance(statement.body[0], cst.ImportFrom)
+        and refs.dotted_name(statement.body[0].module or cst.Name("_")) == "__future__"
+    )

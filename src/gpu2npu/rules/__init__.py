@@ -1,0 +1,1 @@
+"""Rule files: locating, loading, validating and compiling them into a lookup index."""

@@ -1,0 +1,172 @@
+"""Read rule files (built-in YAML, user JSON or YAML) and validate every entry.
+
+A file holds ``{"rules": {KindName: [entry, ...]}}`` -- msFmkTransplt's user-rule shape,
+accepted verbatim -- plus an optional ``disable: [rule ids]`` list. Every problem is reported
+as one error naming the file, the entry and what is allowed.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Dict, Iterable, List
+
+import yaml
+
+from gpu2npu.errors import RuleFileError
+from gpu2npu.rules.location import builtin_rules_dir
+from gpu2npu.rules.model import COMMON_FIELDS, DOTTED_NAME, Rule, RuleSet, check_type, type_name
+from gpu2npu.versions import parse_version_spec
+
+# Built-in files that are not rewrite rules (read by other parts of the tool).
+NON_RULE_FILES = {"versions.yaml"}
+# msFmkTransplt feature switches that mean "active in a plain migration".
+ACTIVE_SWITCHES = {"normal", "2.1.0"}
+
+
+def builtin_rule_files() -> List[Path]:
+    root = builtin_rules_dir()
+    return sorted(p for p in root.glob("*.yaml") if p.name not in NON_RULE_FILES)
+
+
+def load_builtin_rules() -> RuleSet:
+    rule_set = RuleSet()
+    for path in builtin_rule_files():
+        rule_set.extend(load_rule_file(path, id_prefix=None))
+    return rule_set
+
+
+def load_rule_files(paths: Iterable) -> RuleSet:
+    rule_set = RuleSet()
+    for path in paths:
+        rule_set.extend(load_rule_file(Path(path), id_prefix=Path(path).name))
+    return rule_set
+
+
+def load_rule_file(path: Path, id_prefix=None) -> RuleSet:
+    """Load one file. User files (id_prefix set) get ids like ``my.json:ArgsModifyRule[0]``."""
+    data = _read_structured(path)
+    if not isinstance(data, dict) or not isinstance(data.get("rules", {}), dict):
+        raise RuleFileError(path, "", "the top level must be a mapping with a 'rules' mapping of rule kinds")
+    unknown_top = set(data) - {"rules", "disable"}
+    if unknown_top:
+        raise RuleFileError(path, "", f"unknown top-level key(s) {sorted(unknown_top)}; allowed: rules, disable")
+    rule_set = RuleSet(files=[str(path)])
+    rule_set.disabled = set(_disabled_ids(path, data.get("disable", [])))
+    for kind_name, entries in (data.get("rules") or {}).items():
+        rule_set.rules.extend(_load_kind(path, kind_name, entries, id_prefix))
+    _check_unique_ids(path, rule_set.rules)
+    return rule_set
+
+
+def _read_structured(path: Path) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise RuleFileError(path, "", "file not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RuleFileError(path, "", f"cannot read it ({exc})") from None
+    if path.suffix.lower() == ".json":
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise RuleFileError(path, f"line {exc.lineno}", f"invalid JSON: {exc.msg}") from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark else ""
+        raise RuleFileError(path, where, f"invalid YAML: {getattr(exc, 'problem', exc)}") from None
+
+
+def _disabled_ids(path: Path, value: Any) -> List[str]:
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise RuleFileError(path, "disable", "must be a list of rule ids")
+    return value
+
+
+def _load_kind(path: Path, kind_name: str, entries: Any, id_prefix) -> List[Rule]:
+    from gpu2npu.rewrite.kinds import KINDS  # the kinds define their own fields
+
+    kind = KINDS.get(kind_name)
+    if kind is None:
+        raise RuleFileError(path, f"rules.{kind_name}", f"unknown rule kind; allowed: {', '.join(sorted(KINDS))}")
+    if not isinstance(entries, list):
+        raise RuleFileError(path, f"rules.{kind_name}", "must be a list of rule entries")
+    rules = []
+    for position, entry in enumerate(entries):
+        where = f"rules.{kind_name}[{position}]"
+        rule = _load_entry(path, where, kind, kind_name, entry, id_prefix)
+        if rule is not None:
+            rules.append(rule)
+    return rules
+
+
+def _load_entry(path: Path, where: str, kind, kind_name: str, entry: Any, id_prefix):
+    if not isinstance(entry, dict):
+        raise RuleFileError(path, where, "each entry must be a mapping of fields")
+    allowed = {**COMMON_FIELDS, **kind.FIELDS}
+    for name in entry:
+        if name not in allowed:
+            raise RuleFileError(path, where, f"unknown field '{name}'; allowed: {', '.join(allowed)}")
+    fields: Dict[str, Any] = {}
+    for name, spec in kind.FIELDS.items():
+        fields[name] = _field_value(path, where, name, spec, entry)
+    switches = entry.get("feature_switch")
+    if switches is not None and not (set(switches) & ACTIVE_SWITCHES):
+        return None  # an msFmkTransplt entry for another mode (-s, distributed)
+    problem = kind.validate(fields)
+    if problem:
+        raise RuleFileError(path, where, problem)
+    rule_id = entry.get("id")
+    if rule_id is None:
+        if id_prefix is None:
+            raise RuleFileError(path, where, "built-in rules need an 'id'")
+        rule_id = f"{id_prefix}:{where[len('rules.'):]}"
+    try:
+        versions = parse_version_spec(entry.get("versions", "all"))
+    except ValueError as exc:
+        raise RuleFileError(path, f"{where} versions", str(exc)) from None
+    return Rule(
+        kind=kind.NAME,
+        id=str(rule_id),
+        fields=fields,
+        versions=versions,
+        source=f"{path.name}: {where}",
+        note=str(entry.get("note", "")),
+        examples=_examples(path, where, entry.get("examples", [])),
+    )
+
+
+def _field_value(path: Path, where: str, name: str, spec, entry: Dict[str, Any]) -> Any:
+    if name not in entry or entry[name] is None and not spec.required:
+        if spec.required:
+            raise RuleFileError(path, where, f"missing required field '{name}' ({spec.help or type_name(spec.type)})")
+        return spec.default
+    value = entry[name]
+    if value is None and spec.nullable:
+        return None
+    if not check_type(value, spec.type):
+        raise RuleFileError(path, f"{where}.{name}", f"must be {type_name(spec.type)}, not {value!r}")
+    if spec.dotted and not DOTTED_NAME.match(value):
+        raise RuleFileError(path, f"{where}.{name}", f"{value!r} is not a dotted Python name such as torch.cuda.synchronize")
+    return value
+
+
+def _examples(path: Path, where: str, value: Any):
+    if not isinstance(value, list):
+        raise RuleFileError(path, f"{where}.examples", "must be a list of {before, after} mappings")
+    pairs = []
+    for number, example in enumerate(value):
+        if not isinstance(example, dict) or set(example) != {"before", "after"}:
+            raise RuleFileError(path, f"{where}.examples[{number}]", "must have exactly 'before' and 'after'")
+        pairs.append((str(example["before"]), str(example["after"])))
+    return tuple(pairs)
+
+
+def _check_unique_ids(path: Path, rules: List[Rule]) -> None:
+    seen = set()
+    for rule in rules:
+        if rule.id in seen:
+            raise RuleFileError(path, rule.source.split(": ", 1)[-1], f"duplicate rule id '{rule.id}'")
+        seen.add(rule.id)
