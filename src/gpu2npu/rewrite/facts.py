@@ -72,11 +72,15 @@ class FileFacts:
         self.argparse_dests: Dict[str, str] = {}
         self.namespaces: Set[str] = set()  # names holding parse_args() results
         self.instances: Dict[str, Set[str]] = defaultdict(set)  # name -> classes it was built from
+        self.tree: Optional[ast.AST] = None
         try:
-            tree = ast.parse(source)
+            self.tree = ast.parse(source)
         except (SyntaxError, ValueError):
             return  # libcst accepted it but this Python's ast did not: everything stays unknown
-        self._scan(tree, self.module)
+        self._scan(self.tree, self.module)
+
+    def classes_defining(self, method: str) -> Set[str]:
+        return classes_defining(self.tree, method) if self.tree is not None else set()
 
     # -- collection ------------------------------------------------------------------------
 

@@ -312,7 +312,7 @@ class MigrationTransformer(cst.CSTTransformer):
 
     def _emit_from_groups(self, node: cst.ImportFrom, groups) -> cst.ImportFrom:
         """One statement per target module: the first in place, the others on lines after it."""
-        modules = list(groups)
+        modules = sorted(groups, key=lambda m: m != refs.dotted_name(node.module))  # the kept module stays first
         first = node.with_changes(module=refs.dotted_expression(modules[0]), names=_clean_commas(groups[modules[0]]))
         if len(modules) > 1:
             extra = [
@@ -417,7 +417,9 @@ class MigrationTransformer(cst.CSTTransformer):
         receiver = func.value
         if isinstance(receiver, cst.Name) and receiver.value == "self" and self._class_methods:
             return method in self._class_methods[-1]
-        classes = self.project.method_classes.get(method)
+        classes = set(self.project.method_classes.get(method, ()))
+        if f"def {method}(" in self.source:
+            classes |= self.facts.classes_defining(method)
         if not classes:
             return False
         if isinstance(receiver, cst.Call):

@@ -1,0 +1,75 @@
+"""Helpers shared by the tests: migrating snippets with the built-in rules, running the CLI."""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from gpu2npu.rewrite.engine import migrate_source
+from gpu2npu.rules.index import compile_index
+from gpu2npu.rules.loader import load_builtin_rules, load_rule_files
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+NEWEST = "2.8.0"
+
+
+@functools.lru_cache(maxsize=None)
+def builtin_index(version: str = NEWEST):
+    return compile_index(load_builtin_rules(), version)
+
+
+def index_with(rule_files=(), version: str = NEWEST, disabled=()):
+    rules = load_builtin_rules()
+    rules.extend(load_rule_files(rule_files))
+    return compile_index(rules, version, disabled)
+
+
+def migrate(code: str, version: str = NEWEST, index=None, dedent: bool = True) -> str:
+    """The migrated text of a snippet (the snippet itself when nothing changes)."""
+    if dedent:
+        code = textwrap.dedent(code)
+    result = migrate_source(code.encode("utf-8"), index or builtin_index(version))
+    assert not result.skipped, result.skipped
+    return result.new_bytes.decode("utf-8") if result.new_bytes is not None else code
+
+
+def changes(code: str, version: str = NEWEST, index=None):
+    result = migrate_source(textwrap.dedent(code).encode("utf-8"), index or builtin_index(version))
+    return [(c.start_line, c.end_line, c.operation, c.message, c.rule) for c in result.changes]
+
+
+def gpu2npu_command():
+    """The installed console script (tests exercise the real entry point)."""
+    found = shutil.which("gpu2npu", path=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
+    assert found, "the gpu2npu command is not installed (pip install .)"
+    return [found]
+
+
+def run_cli(*args, cwd=None, input_text=None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        gpu2npu_command() + [str(a) for a in args],
+        cwd=cwd,
+        input=input_text,
+        stdin=None if input_text is not None else subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def tree_files(root: Path) -> dict:
+    """{relative path: bytes} of every regular file under root (links as 'LINK -> target')."""
+    files = {}
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root).as_posix()
+        if path.is_symlink():
+            files[rel] = f"LINK -> {os.readlink(path)}".encode()
+        elif path.is_file():
+            files[rel] = path.read_bytes()
+    return files
