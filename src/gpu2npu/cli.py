@@ -27,6 +27,8 @@ class Gpu2NpuGroup(click.Group):
         except UserError as exc:
             click.echo(f"gpu2npu: error: {exc}", err=True)
             sys.exit(exc.exit_code)
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+            raise  # click's own usage errors (exit 2), --help and the like
         except KeyboardInterrupt:
             click.echo("gpu2npu: interrupted; nothing was written", err=True)
             sys.exit(130)

@@ -85,18 +85,24 @@ def check_paths(options: MigrateOptions) -> Path:
 
 
 def project_facts(plan: Plan, index: RuleIndex) -> ProjectFacts:
-    """Classes of the project that define a method a rule renames (their calls stay as they are)."""
+    """Classes of the project that define (or inherit) a method a rule renames: calls of
+    their own method stay as they are. Only files mentioning the method are parsed."""
     method_classes: Dict[str, Set[str]] = {}
     for method in index.methods:
-        marker = f"def {method}(".encode()
+        trees = []
         for entry in plan.of_kind(PYTHON):
-            path = plan.root / entry.rel
             try:
-                data = path.read_bytes()
-                if marker in data:
-                    method_classes.setdefault(method, set()).update(classes_defining(ast.parse(data), method))
+                data = (plan.root / entry.rel).read_bytes()
+                if method.encode() in data:
+                    trees.append(ast.parse(data))
             except (OSError, SyntaxError, ValueError):
                 continue
+        found: Set[str] = set()
+        for _ in range(3):  # a subclass may sit in another file than its base: settle over a few rounds
+            for tree in trees:
+                found |= classes_defining(tree, method, found)
+        if found:
+            method_classes[method] = found
     return ProjectFacts(method_classes)
 
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, field
 from typing import List, Optional
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper
 
 from gpu2npu.rewrite.changes import Change
 from gpu2npu.rewrite.transformer import MigrationTransformer, ProjectFacts
@@ -21,7 +21,7 @@ class SourceResult:
 
 def migrate_source(data: bytes, index, project: Optional[ProjectFacts] = None, path: str = "<file>") -> SourceResult:
     if not index.needs_rewrite(data):
-        return SourceResult()
+        return SourceResult(skipped=_unreadable_reason(data))
     try:
         module = cst.parse_module(data)
     except cst.ParserSyntaxError as exc:
@@ -29,7 +29,7 @@ def migrate_source(data: bytes, index, project: Optional[ProjectFacts] = None, p
     except (UnicodeDecodeError, LookupError, SyntaxError) as exc:
         return SourceResult(skipped=f"cannot be decoded ({exc}); copied unchanged")
     transformer = MigrationTransformer(index, module, project)
-    new_module = MetadataWrapper(module, unsafe_skip_copy=True).visit(transformer)
+    new_module = module.visit(transformer)
     if not transformer.changes:
         return SourceResult()
     new_bytes = new_module.bytes
@@ -39,6 +39,24 @@ def migrate_source(data: bytes, index, project: Optional[ProjectFacts] = None, p
     if problem:
         return SourceResult(skipped=f"internal error: the rewritten file would not compile ({problem}); kept unchanged")
     return SourceResult(new_bytes=new_bytes, changes=sorted(transformer.changes))
+
+
+def _unreadable_reason(data: bytes) -> str:
+    """Why a file no rule applies to is not valid Python 3 ('' when it is): such files are copied
+    unchanged anyway, but the report must still name them. The stdlib compiler answers quickly;
+    libcst decides when this Python is older than the file's syntax."""
+    try:
+        compile(data, "<file>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+        return ""
+    except (SyntaxError, ValueError, UnicodeDecodeError):
+        pass
+    try:
+        cst.parse_module(data)
+        return ""
+    except cst.ParserSyntaxError as exc:
+        return f"cannot be parsed as Python 3 ({_syntax_problem(data, exc)}); copied unchanged"
+    except (UnicodeDecodeError, LookupError, SyntaxError) as exc:
+        return f"cannot be decoded ({exc}); copied unchanged"
 
 
 def _syntax_problem(data: bytes, exc: cst.ParserSyntaxError) -> str:

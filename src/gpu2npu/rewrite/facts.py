@@ -39,15 +39,24 @@ def dotted(node: ast.AST) -> Optional[str]:
     return None
 
 
-def classes_defining(tree: ast.AST, method: str) -> Set[str]:
-    """Names of the classes in ``tree`` whose body defines ``method``."""
-    found = set()
+def classes_defining(tree: ast.AST, method: str, known: Set[str] = frozenset()) -> Set[str]:
+    """Names of the classes in ``tree`` that define ``method`` or inherit it from a class that
+    does (``known``: such classes found elsewhere in the project)."""
+    found = set(known)
+    bases: Dict[str, Set[str]] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.ClassDef):
-            for item in node.body:
-                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == method:
-                    found.add(node.name)
-    return found
+            bases[node.name] = {(dotted(base) or "").rsplit(".", 1)[-1] for base in node.bases}
+            if any(isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == method for item in node.body):
+                found.add(node.name)
+    grew = True
+    while grew:
+        grew = False
+        for name, parents in bases.items():
+            if name not in found and parents & found:
+                found.add(name)
+                grew = True
+    return found - set(known) if known else found
 
 
 @dataclass
@@ -71,7 +80,6 @@ class FileFacts:
         self.opaque_attributes: Set[str] = set()
         self.argparse_dests: Dict[str, str] = {}
         self.namespaces: Set[str] = set()  # names holding parse_args() results
-        self.instances: Dict[str, Set[str]] = defaultdict(set)  # name -> classes it was built from
         self.tree: Optional[ast.AST] = None
         try:
             self.tree = ast.parse(source)
@@ -81,6 +89,28 @@ class FileFacts:
 
     def classes_defining(self, method: str) -> Set[str]:
         return classes_defining(self.tree, method) if self.tree is not None else set()
+
+    def instance_classes(self, name: str, line: int) -> Set[str]:
+        """Classes the objects bound to ``name`` (visible at ``line``) were built from."""
+        if "." in name:
+            values = self.attributes.get(name, [])
+        else:
+            values = []
+            scope: Optional[ScopeFacts] = self.scope_at(line)
+            while scope is not None:
+                if name in scope.opaque:
+                    break
+                if name in scope.bindings:
+                    values = scope.bindings[name]
+                    break
+                scope = scope.parent
+        found = set()
+        for value, _ in values:
+            if isinstance(value, ast.Call):
+                callee = dotted(value.func)
+                if callee:
+                    found.add(callee.rsplit(".", 1)[-1])
+        return found
 
     # -- collection ------------------------------------------------------------------------
 
@@ -155,10 +185,6 @@ class FileFacts:
             return
         if _is_call_to(value, "parse_args"):
             self.namespaces.add(name)
-        if isinstance(value, ast.Call):
-            callee = dotted(value.func)
-            if callee:
-                self.instances[name].add(callee.rsplit(".", 1)[-1])
         self._bind(name, value, scope)
 
     def _bind_annotated(self, node, scope: ScopeFacts) -> None:
@@ -312,10 +338,39 @@ def _is_dtype_name(name: str) -> bool:
 
 
 def _annotation_kind(annotation: ast.AST) -> str:
-    name = dotted(annotation) or ""
+    """'str' or 'device' when every alternative of the annotation is one (None allowed):
+    ``str``, ``torch.device``, ``Optional[torch.device]``, ``Union[str, torch.device]``,
+    ``torch.device | None``, or the same written as a string."""
+    kinds = {_annotation_part_kind(part) for part in _annotation_alternatives(annotation)} - {"none"}
+    if len(kinds) == 1:
+        return kinds.pop()
+    return "device" if kinds and kinds <= {"str", "device"} else UNKNOWN
+
+
+def _annotation_alternatives(annotation: ast.AST) -> List[ast.AST]:
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+        try:
+            return _annotation_alternatives(ast.parse(annotation.value, mode="eval").body)
+        except SyntaxError:
+            return [annotation]
+    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+        return _annotation_alternatives(annotation.left) + _annotation_alternatives(annotation.right)
+    if isinstance(annotation, ast.Subscript):
+        wrapper = (dotted(annotation.value) or "").rsplit(".", 1)[-1]
+        inner = annotation.slice.value if isinstance(annotation.slice, ast.Index) else annotation.slice  # Python 3.8
+        if wrapper in ("Optional", "Union"):
+            elements = inner.elts if isinstance(inner, ast.Tuple) else [inner]
+            return [alt for element in elements for alt in _annotation_alternatives(element)]
+    return [annotation]
+
+
+def _annotation_part_kind(part: ast.AST) -> str:
+    if isinstance(part, ast.Constant) and part.value is None:
+        return "none"
+    name = dotted(part) or ""
     if name == "str":
         return "str"
-    if name.endswith("device"):
+    if name == "device" or name.endswith(".device"):
         return "device"
     return UNKNOWN
 

@@ -13,7 +13,6 @@ from collections import OrderedDict
 from typing import Dict, List, Optional, Set
 
 import libcst as cst
-from libcst.metadata import PositionProvider
 
 from gpu2npu.rewrite import references as refs
 from gpu2npu.rewrite.changes import DELETE, INSERT, MODIFY, Change
@@ -33,7 +32,9 @@ class ProjectFacts:
 
 
 class MigrationTransformer(cst.CSTTransformer):
-    METADATA_DEPENDENCIES = (PositionProvider,)
+    """Apply the index's rules to one module. Lines of changes come from a newline counter kept
+    during the pass (libcst visits nodes in source order), instead of PositionProvider, which
+    costs a whole extra code generation per file."""
 
     def __init__(self, index, module: cst.Module, project: Optional[ProjectFacts] = None):
         super().__init__()
@@ -44,7 +45,6 @@ class MigrationTransformer(cst.CSTTransformer):
         self.scopes = ScopeStack()
         self.changes: List[Change] = []
         self._facts: Optional[FileFacts] = None
-        self._current: Optional[cst.CSTNode] = None  # the original node changes are recorded at
         self._chain_edits: Dict[int, cst.BaseExpression] = {}
         self._callees: Set[int] = set()
         self._prose_depth = 0
@@ -55,8 +55,12 @@ class MigrationTransformer(cst.CSTTransformer):
         self._pending_inserts = [
             rule for rule in index.insert_imports if not import_insert.already_imported(self.source, rule["module"])
         ]
+        self._class_names: List[str] = []
         self._inserted_modules: Set[str] = set()
         self._absolute_roots: Set[str] = set()  # root modules of absolute names we wrote
+        self._newlines = 0  # newlines seen so far: the current line is this + 1
+        self._call_lines: List[int] = []  # first line of each call being visited
+        self._statement_line = 0  # first line of the import statement being handled
 
     # -- services for the kind modules -------------------------------------------------------
 
@@ -69,13 +73,33 @@ class MigrationTransformer(cst.CSTTransformer):
     def code(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)
 
-    def record(self, operation: str, message: str, rule_id: str, node: Optional[cst.CSTNode] = None) -> None:
-        position = self.get_metadata(PositionProvider, node if node is not None else self._current)
-        self.changes.append(Change(position.start.line, position.end.line, operation, message, rule_id))
+    def record(self, operation: str, message: str, rule_id: str, start: Optional[int] = None, end: Optional[int] = None) -> None:
+        """Record a change; by default at the call being rewritten (for the call kinds)."""
+        if start is None:
+            start, end = self.line(), self._newlines + 1
+        self.changes.append(Change(start, end if end is not None else start, operation, message, rule_id))
 
     def line(self) -> int:
-        """First line of the node being rewritten."""
-        return self.get_metadata(PositionProvider, self._current).start.line
+        """First line of the call being rewritten."""
+        return self._call_lines[-1]
+
+    # -- line counting: every newline of the source lives in one of these nodes ---------------
+
+    def visit_Newline(self, node: cst.Newline) -> None:
+        self._newlines += 1
+
+    def visit_SimpleWhitespace(self, node: cst.SimpleWhitespace) -> None:
+        self._newlines += node.value.count("\n")  # backslash continuations
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        self._newlines += node.value.count("\n")
+
+    def visit_FormattedStringText(self, node: cst.FormattedStringText) -> None:
+        self._newlines += node.value.count("\n")
+
+    def _skip_lines_of(self, node: cst.CSTNode) -> None:
+        """Count the newlines inside a node whose children this pass does not visit."""
+        self._newlines += self.code(node).count("\n")
 
     def qualified_name(self, node: cst.BaseExpression) -> Optional[str]:
         """The original qualified name of a dotted reference, through the bindings seen so far."""
@@ -116,11 +140,13 @@ class MigrationTransformer(cst.CSTTransformer):
         self._class_methods.append(
             {statement.name.value for statement in body if isinstance(statement, cst.FunctionDef)}
         )
+        self._class_names.append(node.name.value)
 
     def leave_ClassDef(self, original_node, updated_node):
         self.scopes.pop()
         self._definition_depth -= 1
         self._class_methods.pop()
+        self._class_names.pop()
         return updated_node
 
     def on_visit(self, node: cst.CSTNode) -> bool:
@@ -208,18 +234,31 @@ class MigrationTransformer(cst.CSTTransformer):
             return cst.FlattenSentinel(extra)
         return cst.FlattenSentinel([updated_node, *extra])
 
+    def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
+        if self._definition_depth == 0 and self._pending_inserts:
+            self._place_inserts(node)
+
+    def leave_SimpleStatementSuite(self, original_node, updated_node):
+        extra = self._lines_after.pop(id(original_node), [])
+        if not extra:
+            return updated_node
+        statements = [line.body[0] for line in extra]
+        body = [*updated_node.body[:-1], updated_node.body[-1].with_changes(semicolon=cst.Semicolon(whitespace_after=cst.SimpleWhitespace(" "))), *statements]
+        return updated_node.with_changes(body=body)
+
     def leave_IndentedBlock(self, original_node, updated_node):
         if not updated_node.body:  # every statement of the block was a removed import
             return updated_node.with_changes(body=[cst.SimpleStatementLine([cst.Pass()])])
         return updated_node
 
-    def _place_inserts(self, line: cst.SimpleStatementLine) -> None:
+    def _place_inserts(self, line) -> None:
         for rule in list(self._pending_inserts):
             if any(import_insert.imports_module(statement, rule["after_module"]) for statement in line.body):
                 self._pending_inserts.remove(rule)
                 self._inserted_modules.add(rule["module"])
                 self._lines_after.setdefault(id(line), []).append(import_insert.import_line(rule["module"]))
-                self.record(INSERT, f"insert import {rule['module']}", rule.id, node=line)
+                first = self._newlines + 1 + len(getattr(line, "leading_lines", ()))
+                self.record(INSERT, f"insert import {rule['module']}", rule.id, first, first)
 
     def leave_Module(self, original_node, updated_node):
         missing = sorted(
@@ -240,16 +279,17 @@ class MigrationTransformer(cst.CSTTransformer):
     # -- imports -------------------------------------------------------------------------------
 
     def visit_Import(self, node: cst.Import) -> bool:
+        self._statement_line = self._newlines + 1
+        self._skip_lines_of(node)
         return False  # module names in imports are handled as a whole in leave_Import
 
     def leave_Import(self, original_node, updated_node):
-        self._current = original_node
         kept = []
         for alias in updated_node.names:
             name = refs.dotted_name(alias.name)
             removal = import_remove.rule_for(name, self.index)
             if removal is not None:
-                self.record(DELETE, f"import {name} has been removed", removal.id)
+                self._record_statement(DELETE, f"import {name} has been removed", removal.id)
                 continue
             kept.append(self._rewrite_import_alias(alias, name))
         if not kept:
@@ -268,14 +308,15 @@ class MigrationTransformer(cst.CSTTransformer):
         self.scopes.bind(bound, ImportBinding(name, new or name))
         if new is None:
             return alias
-        self.record(MODIFY, f"change import {name} to {new}", self._rule_of(name))
+        self._record_statement(MODIFY, f"change import {name} to {new}", self._rule_of(name))
         return alias.with_changes(name=refs.dotted_expression(new))
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        self._statement_line = self._newlines + 1
+        self._skip_lines_of(node)
         return False
 
     def leave_ImportFrom(self, original_node, updated_node):
-        self._current = original_node
         if updated_node.relative or updated_node.module is None:
             self._bind_from_names(updated_node, None)
             return updated_node
@@ -284,7 +325,7 @@ class MigrationTransformer(cst.CSTTransformer):
             new_module = self._renamed(module)
             if new_module is None:
                 return updated_node
-            self.record(MODIFY, f"change import {module}.* to {new_module}.*", self._rule_of(module))
+            self._record_statement(MODIFY, f"change import {module}.* to {new_module}.*", self._rule_of(module))
             return updated_node.with_changes(module=refs.dotted_expression(new_module))
         groups, changed = self._group_from_names(module, updated_node.names)
         return self._emit_from_groups(updated_node, groups) if changed else updated_node
@@ -303,7 +344,7 @@ class MigrationTransformer(cst.CSTTransformer):
             if new is None:
                 groups.setdefault(module, []).append(alias)
                 continue
-            self.record(MODIFY, f"change import {qualified} to {new}", self._rule_of(qualified))
+            self._record_statement(MODIFY, f"change import {qualified} to {new}", self._rule_of(qualified))
             changed = True
             new_module, new_name = refs.module_and_name(new)
             asname = alias.asname if (alias.asname is not None or new_name == name) else cst.AsName(cst.Name(bound))
@@ -313,7 +354,7 @@ class MigrationTransformer(cst.CSTTransformer):
     def _emit_from_groups(self, node: cst.ImportFrom, groups) -> cst.ImportFrom:
         """One statement per target module: the first in place, the others on lines after it."""
         modules = sorted(groups, key=lambda m: m != refs.dotted_name(node.module))  # the kept module stays first
-        first = node.with_changes(module=refs.dotted_expression(modules[0]), names=_clean_commas(groups[modules[0]]))
+        first = node.with_changes(module=refs.dotted_expression(modules[0]), names=groups[modules[0]])
         if len(modules) > 1:
             extra = [
                 cst.SimpleStatementLine(
@@ -332,6 +373,9 @@ class MigrationTransformer(cst.CSTTransformer):
             bound = alias.asname.name.value if alias.asname is not None else refs.dotted_name(alias.name)
             self.scopes.bind(bound, LOCAL)
 
+    def _record_statement(self, operation: str, message: str, rule_id: str) -> None:
+        self.record(operation, message, rule_id, self._statement_line, self._newlines + 1)
+
     def _renamed(self, qualified: str) -> Optional[str]:
         """The new qualified name for ``qualified``, or None when it keeps its name."""
         found = self.index.longest_name_match(qualified)
@@ -349,6 +393,7 @@ class MigrationTransformer(cst.CSTTransformer):
 
     def visit_Call(self, node: cst.Call) -> None:
         self._callees.add(id(node.func))
+        self._call_lines.append(self._newlines + 1)
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
         parts = refs.chain_parts(node)
@@ -361,6 +406,7 @@ class MigrationTransformer(cst.CSTTransformer):
         found = self.index.longest_name_match(qualified)
         if found is None:
             if binding.current == binding.original:
+                self._skip_lines_of(node)
                 return False
             target, label, rule_id = qualified, "name", ""
         else:
@@ -369,12 +415,14 @@ class MigrationTransformer(cst.CSTTransformer):
             target = qualified if rule.new is None else rule.new + qualified[len(prefix):]
             label = "function" if id(node) in self._callees else rule.label
             rule_id = rule.rule_id
+        start = self._newlines + 1
+        self._skip_lines_of(node)
         code = refs.render(parts[0], binding.current, target)
         if code != ".".join(parts):
             if "." in code and code.split(".")[0] != parts[0]:
                 self._absolute_roots.add(code.split(".")[0])
             self._chain_edits[id(node)] = refs.dotted_expression(code)
-            self.record(MODIFY, f"change {label} {qualified} to {target}", rule_id, node=node)
+            self.record(MODIFY, f"change {label} {qualified} to {target}", rule_id, start, self._newlines + 1)
         return False  # the whole chain is decided here; a shorter prefix must not match again
 
     def leave_Attribute(self, original_node, updated_node):
@@ -384,13 +432,13 @@ class MigrationTransformer(cst.CSTTransformer):
         rename = self.index.attributes.get(updated_node.attr.value)
         if rename is None or id(original_node) in self._callees:
             return updated_node
-        self.record(MODIFY, f'replace attribute "{updated_node.attr.value}" with "{rename.new}"', rename.rule_id, original_node)
+        line = self._newlines + 1
+        self.record(MODIFY, f'replace attribute "{updated_node.attr.value}" with "{rename.new}"', rename.rule_id, line, line)
         return updated_node.with_changes(attr=cst.Name(rename.new))
 
     # -- calls -----------------------------------------------------------------------------------
 
     def leave_Call(self, original_node, updated_node):
-        self._current = original_node
         func = original_node.func
         method = func.attr.value if isinstance(func, cst.Attribute) else None
         if method is not None and method in self.index.methods:
@@ -403,6 +451,7 @@ class MigrationTransformer(cst.CSTTransformer):
             rules += self.index.call_rules.get("." + method, [])
         for rule in rules:
             updated_node = KINDS[rule.kind].apply(rule, updated_node, self)
+        self._call_lines.pop()
         return updated_node
 
     def _rename_method(self, original_node: cst.Call, updated_node: cst.Call, method: str) -> cst.Call:
@@ -413,38 +462,57 @@ class MigrationTransformer(cst.CSTTransformer):
         return updated_node.with_changes(func=updated_node.func.with_changes(attr=cst.Name(rename.new)))
 
     def _defined_by_project(self, func: cst.Attribute, method: str) -> bool:
-        """Whether ``receiver.method`` is the project's own method, not torch's."""
+        """Whether ``receiver.method`` is the project's own method, not torch's: called on
+        ``self`` in a class that defines or inherits it, on such a class, or on an object
+        built from one."""
         receiver = func.value
         if isinstance(receiver, cst.Name) and receiver.value == "self" and self._class_methods:
-            return method in self._class_methods[-1]
-        classes = set(self.project.method_classes.get(method, ()))
-        if f"def {method}(" in self.source:
-            classes |= self.facts.classes_defining(method)
+            if method in self._class_methods[-1]:
+                return True
+        classes = self._classes_defining(method)
         if not classes:
             return False
         if isinstance(receiver, cst.Call):
-            callee = refs.dotted_name(receiver.func)
-            return bool(callee) and callee.rsplit(".", 1)[-1] in classes
+            receiver = receiver.func  # Pipeline().cuda()
         name = refs.dotted_name(receiver)
-        return bool(name) and bool(self.facts.instances.get(name, set()) & classes)
+        if not name:
+            return False
+        if name == "self":
+            return bool(self._class_names) and self._class_names[-1] in classes
+        if name.rsplit(".", 1)[-1] in classes:
+            return True  # Pipeline.cuda(p), or the class object itself
+        return bool(self.facts.instance_classes(name, self.line()) & classes)
+
+    def _classes_defining(self, method: str) -> Set[str]:
+        classes = set(self.project.method_classes.get(method, ()))
+        if f"def {method}(" in self.source:
+            classes |= self.facts.classes_defining(method)
+        return classes
 
     # -- strings -----------------------------------------------------------------------------------
 
     def leave_SimpleString(self, original_node, updated_node):
         if self._prose_depth:
             return updated_node
-        return self._apply_string(original_node, updated_node, string.rewrite_simple_string(updated_node, self.index))
+        end = self._newlines + 1
+        start = end - original_node.value.count("\n")
+        return self._apply_string(updated_node, string.rewrite_simple_string(updated_node, self.index), start, end)
+
+    def visit_FormattedString(self, node: cst.FormattedString) -> None:
+        self._call_lines.append(self._newlines + 1)  # f-strings nest like calls
 
     def leave_FormattedString(self, original_node, updated_node):
+        start = self._call_lines.pop()
         if self._prose_depth:
             return updated_node
-        return self._apply_string(original_node, updated_node, string.rewrite_formatted_string(updated_node, self.index))
+        result = string.rewrite_formatted_string(updated_node, self.index)
+        return self._apply_string(updated_node, result, start, self._newlines + 1)
 
-    def _apply_string(self, original_node, updated_node, result):
+    def _apply_string(self, updated_node, result, start: int, end: int):
         if result is None:
             return updated_node
         new_node, target = result
-        self.record(MODIFY, string.message(target), target.rule_id, original_node)
+        self.record(MODIFY, string.message(target), target.rule_id, start, end)
         return new_node
 
 
@@ -461,9 +529,8 @@ def _without_body(line: cst.SimpleStatementLine):
 
 
 def _clean_commas(aliases: List[cst.ImportAlias], bare: bool = False) -> List[cst.ImportAlias]:
-    cleaned = [alias.with_changes(comma=cst.MaybeSentinel.DEFAULT) if bare else alias for alias in aliases]
-    cleaned[-1] = cleaned[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-    return cleaned
+    """Aliases for a rebuilt one-line import: default separators, no trailing comma."""
+    return [alias.with_changes(comma=cst.MaybeSentinel.DEFAULT) for alias in aliases]
 
 
 def _imported_at_module_level(scopes: ScopeStack, root: str) -> bool:

@@ -33,3 +33,11 @@ def last(name: str) -> str:
 def call_key(func_name: str) -> str:
     """Index key of a call rule: a qualified name, or '.name' for a method on any receiver."""
     return func_name if "." in func_name else "." + func_name
+
+
+def name_trigger(qualified: str) -> str:
+    """A word every spelling of a reference to ``qualified`` contains: the segment right under
+    the root package (``cuda`` for torch.cuda.synchronize, whether written ``t.cuda.synchronize``,
+    ``from torch import cuda`` or ``from torch.cuda import synchronize``)."""
+    parts = qualified.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]

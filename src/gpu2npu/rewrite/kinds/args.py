@@ -14,7 +14,7 @@ import re
 import libcst as cst
 
 from gpu2npu.rewrite.kinds._arglist import delete_argument, find_argument, replace_value
-from gpu2npu.rewrite.kinds._common import call_key, check_names, last
+from gpu2npu.rewrite.kinds._common import call_key, check_names, name_trigger
 from gpu2npu.rules.model import Field
 
 NAME = "ArgsModifyRule"
@@ -52,7 +52,8 @@ def compile(rule, index):
 
 
 def trigger_words(rule):
-    return {last(rule["func_name"])}
+    name = rule["func_name"]
+    return {name_trigger(name)} if "." in name else {f".{name}("}
 
 
 def apply(rule, call: cst.Call, ctx) -> cst.Call:

@@ -3,7 +3,7 @@ every reference (``torch.profiler.ProfilerActivity.CUDA`` ->
 ``torch_npu.profiler.ProfilerActivity.NPU``); a dot-free one renames that attribute on any
 receiver (``x.is_cuda`` -> ``x.is_npu``)."""
 
-from gpu2npu.rewrite.kinds._common import check_names, last, parent
+from gpu2npu.rewrite.kinds._common import check_names, name_trigger, parent
 from gpu2npu.rules.index import NameTarget, Rename
 from gpu2npu.rules.model import Field
 
@@ -33,4 +33,5 @@ def compile(rule, index):
 
 
 def trigger_words(rule):
-    return {last(rule["old_name"])}
+    old = rule["old_name"]
+    return {name_trigger(old)} if "." in old else {"." + old}

@@ -6,8 +6,9 @@ int. The argument is rewritten only where it may be an int (not for a string, a
 
 * an int literal becomes a literal: ``x.to(0)`` -> ``x.to('npu:0')``;
 * a plain name or attribute is guarded: ``f'npu:{d}' if isinstance(d, int) else d``;
-* anything that may have side effects is evaluated once, through an assignment expression:
-  ``f'npu:{_npu_device}' if isinstance(_npu_device := next(it), int) else _npu_device``.
+* anything that may have side effects is evaluated once, through a small lambda (valid in
+  every scope, unlike an assignment expression):
+  ``(lambda d: f'npu:{d}' if isinstance(d, int) else d)(next(it))``.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 import libcst as cst
 
 from gpu2npu.rewrite.kinds._arglist import find_argument, replace_value
-from gpu2npu.rewrite.kinds._common import call_key, check_names, last
+from gpu2npu.rewrite.kinds._common import call_key, check_names, name_trigger
 from gpu2npu.rules.model import Field
 
 NAME = "DeviceArgRule"
@@ -25,7 +26,6 @@ FIELDS = {
     "arg_keyword": Field(str, help="keyword of the device argument"),
     "device_type": Field(str, default="npu", help="device type an int index is turned into"),
 }
-TEMP_NAME = "_npu_device"
 STRING_NODES = (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)
 
 
@@ -44,7 +44,9 @@ def compile(rule, index):
 
 def trigger_words(rule):
     name = rule["func_name"]
-    return {f".{name}("} if "." not in name else {last(name)}
+    if rule["arg_keyword"]:
+        return {rule["arg_keyword"]}  # every call passing it by keyword spells it out
+    return {name_trigger(name)} if "." in name else {f".{name}("}
 
 
 def apply(rule, call: cst.Call, ctx) -> cst.Call:
@@ -72,8 +74,7 @@ def apply(rule, call: cst.Call, ctx) -> cst.Call:
 
 def guarded_source(code: str, device_type: str, pure: bool) -> str:
     if not pure or ("'" in code and '"' in code):
-        name = TEMP_NAME
-        return f"f'{device_type}:{{{name}}}' if isinstance({name} := {code}, int) else {name}"
+        return f"(lambda d: f'{device_type}:{{d}}' if isinstance(d, int) else d)({code})"
     quote = '"' if "'" in code else "'"
     return f"f{quote}{device_type}:{{{code}}}{quote} if isinstance({code}, int) else {code}"
 
@@ -96,7 +97,9 @@ def is_pure_constant(node: cst.BaseExpression) -> bool:
 
 
 def is_guarded(node: cst.BaseExpression) -> bool:
-    """Already ``... if isinstance(x, int) else ...`` (our own output): leave it."""
+    """Already ``... if isinstance(x, int) else ...`` (our own output, also inside the lambda)."""
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Lambda):
+        node = node.func.body
     if not isinstance(node, cst.IfExp):
         return False
     test = node.test

@@ -6,7 +6,7 @@ dot-free ``old_name`` is a method called on any receiver, as in the reference
 (``x.cuda()`` -> ``x.npu()``), except on classes of the project that define it themselves.
 """
 
-from gpu2npu.rewrite.kinds._common import check_names, is_identifier, last, parent
+from gpu2npu.rewrite.kinds._common import check_names, is_identifier, last, name_trigger, parent
 from gpu2npu.rules.index import NameTarget, Rename
 from gpu2npu.rules.model import Field
 
@@ -42,4 +42,5 @@ def compile(rule, index):
 
 
 def trigger_words(rule):
-    return {last(rule["old_name"])}
+    old = rule["old_name"]
+    return {name_trigger(old)} if "." in old else {"." + old}

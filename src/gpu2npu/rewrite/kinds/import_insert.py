@@ -5,6 +5,7 @@ and not at all when the file already imports torch_npu."""
 
 from __future__ import annotations
 
+import ast
 import re
 
 import libcst as cst
@@ -32,9 +33,22 @@ def trigger_words(rule):
 
 
 def already_imported(source: str, module: str) -> bool:
-    """Whether the file imports ``module`` anywhere (then inserting it again would be noise)."""
+    """Whether the file imports ``module`` anywhere (then inserting it again would be noise).
+    A text search finds candidates cheaply; the syntax tree confirms them (a docstring may
+    quote an import)."""
     pattern = rf"^[ \t]*(import[ \t]+{re.escape(module)}\b|from[ \t]+{re.escape(module)}\b)"
-    return re.search(pattern, source, re.MULTILINE) is not None
+    if re.search(pattern, source, re.MULTILINE) is None:
+        return False
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return True
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import) and any(_within(alias.name, module) for alias in node.names):
+            return True
+        if isinstance(node, ast.ImportFrom) and not node.level and node.module and _within(node.module, module):
+            return True
+    return False
 
 
 def imports_module(statement: cst.BaseSmallStatement, module: str) -> bool:

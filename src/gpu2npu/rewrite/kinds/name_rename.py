@@ -4,7 +4,7 @@ annotations, decorators and imports. ``new_name: null`` records that the name ha
 counterpart for the versions given, so no broader rename (``torch.cuda`` -> ...) touches it.
 """
 
-from gpu2npu.rewrite.kinds._common import check_names, last
+from gpu2npu.rewrite.kinds._common import check_names, name_trigger
 from gpu2npu.rules.index import NameTarget
 from gpu2npu.rules.model import Field
 
@@ -24,4 +24,4 @@ def compile(rule, index):
 
 
 def trigger_words(rule):
-    return {last(rule["old_name"])} if rule["new_name"] is not None else set()
+    return {name_trigger(rule["old_name"])} if rule["new_name"] is not None else set()
