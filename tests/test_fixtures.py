@@ -43,3 +43,14 @@ def test_fixture(case):
 
 def test_there_are_fixtures():
     assert len(CASES) >= 10
+
+
+@pytest.mark.parametrize("case", CASES, ids=case_id)
+def test_text_path_agrees_with_the_syntax_tree_path(case):
+    """Files whose only change is the import insertion are edited as text; the libcst pass
+    must give the same bytes and change records."""
+    data = case.read_bytes()
+    index = builtin_index(version_of(data))
+    fast = migrate_source(data, index)
+    full = migrate_source(data, index, text_path=False)
+    assert (fast.new_bytes, fast.changes, fast.skipped) == (full.new_bytes, full.changes, full.skipped)

@@ -113,12 +113,12 @@ def run_migration(options: MigrateOptions) -> MigrationRun:
     run = MigrationRun(options, index, plan, destination.name)
     facts = project_facts(plan, index)
     if options.diff:
-        run.results = _process_python(run, facts, tree=None)
+        run.results = _process_python(run, facts, tree=None, meanwhile=lambda: None)
         return run
     tree = AtomicTree(destination, replace=options.force)
     try:
-        _copy_other_entries(run, tree)
-        run.results = _process_python(run, facts, tree)
+        _make_directories(run, tree)
+        run.results = _process_python(run, facts, tree, meanwhile=lambda: _copy_other_entries(run, tree))
         write_reports(tree.path(REPORT_DIR), run)
         tree.commit()
     except BaseException:
@@ -127,14 +127,19 @@ def run_migration(options: MigrateOptions) -> MigrationRun:
     return run
 
 
-def _copy_other_entries(run: MigrationRun, tree: AtomicTree) -> None:
+def _make_directories(run: MigrationRun, tree: AtomicTree) -> None:
     shutil.copymode(run.plan.root, tree.temp)  # the temporary folder was created private
+    for entry in run.plan.of_kind(DIRECTORY):
+        target = tree.path(entry.rel)
+        target.mkdir()
+        shutil.copymode(run.plan.root / entry.rel, target)
+
+
+def _copy_other_entries(run: MigrationRun, tree: AtomicTree) -> None:
+    """Links and non-Python files (while the workers migrate the Python files)."""
     for entry in run.plan.entries:
         target = tree.path(entry.rel)
-        if entry.kind == DIRECTORY:
-            target.mkdir(exist_ok=True)
-            shutil.copymode(run.plan.root / entry.rel, target)
-        elif entry.kind == LINK:
+        if entry.kind == LINK:
             make_link(entry.link_target, target)
             run.links += 1
         elif entry.kind == COPY:
@@ -145,7 +150,8 @@ def _copy_other_entries(run: MigrationRun, tree: AtomicTree) -> None:
                 run.plan.notes.append((entry.rel, f"cannot be read ({exc.strerror}); not copied"))
 
 
-def _process_python(run: MigrationRun, facts: ProjectFacts, tree) -> List[worker.FileResult]:
+def _process_python(run: MigrationRun, facts: ProjectFacts, tree, meanwhile) -> List[worker.FileResult]:
+    """Migrate the Python files; ``meanwhile`` runs in this process while workers are busy."""
     entries = sorted(run.plan.of_kind(PYTHON), key=lambda e: -e.size)  # big files first: better balance
     jobs = [
         worker.Job(e.rel, str(run.plan.root / e.rel), str(tree.path(e.rel)) if tree is not None else None)
@@ -155,13 +161,17 @@ def _process_python(run: MigrationRun, facts: ProjectFacts, tree) -> List[worker
     results: List[worker.FileResult] = []
     workers = min(run.options.workers, max(1, len(jobs)))
     if workers == 1 or len(jobs) < IN_PROCESS_BELOW:
+        meanwhile()
         worker.initialise(run.index, facts)
         for job in jobs:
             results.append(worker.process(job))
             progress.advance()
     else:
         with ProcessPoolExecutor(workers, initializer=worker.initialise, initargs=(run.index, facts)) as pool:
-            for result in pool.map(worker.process, jobs, chunksize=max(1, min(16, len(jobs) // (workers * 8)))):
+            chunk = max(1, min(16, len(jobs) // (workers * 8)))
+            pending = pool.map(worker.process, jobs, chunksize=chunk)
+            meanwhile()
+            for result in pending:
                 results.append(result)
                 progress.advance()
     progress.finish()

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import ast
+import io
+import tokenize
 from dataclasses import dataclass, field
 from typing import List, Optional
 
 import libcst as cst
 
-from gpu2npu.rewrite.changes import Change
+from gpu2npu.rewrite.changes import INSERT, Change
+from gpu2npu.rewrite.kinds import import_insert
 from gpu2npu.rewrite.transformer import MigrationTransformer, ProjectFacts
 
 
@@ -19,26 +22,54 @@ class SourceResult:
     skipped: str = ""  # why the file could not be migrated (it is then copied unchanged)
 
 
-def migrate_source(data: bytes, index, project: Optional[ProjectFacts] = None, path: str = "<file>") -> SourceResult:
+def migrate_source(
+    data: bytes, index, project: Optional[ProjectFacts] = None, path: str = "<file>", text_path: bool = True
+) -> SourceResult:
+    """Migrate one file's bytes. Files no rule can touch are only checked for validity; files
+    whose only change is an import insertion are edited as text (the stdlib ast finds the
+    spot, several times cheaper than libcst); all others take the libcst pass."""
     if not index.needs_rewrite(data):
         return SourceResult(skipped=_unreadable_reason(data))
+    if text_path and not index.needs_tree(data):
+        result = _insert_imports_as_text(data, index)
+        if result is not None:
+            return result
     try:
         module = cst.parse_module(data)
     except cst.ParserSyntaxError as exc:
         return SourceResult(skipped=f"cannot be parsed as Python 3 ({_syntax_problem(data, exc)}); copied unchanged")
     except (UnicodeDecodeError, LookupError, SyntaxError) as exc:
         return SourceResult(skipped=f"cannot be decoded ({exc}); copied unchanged")
-    transformer = MigrationTransformer(index, module, project)
+    transformer = MigrationTransformer(index, module, project, source=data.decode(module.encoding))
     new_module = module.visit(transformer)
     if not transformer.changes:
         return SourceResult()
-    new_bytes = new_module.bytes
+    new_bytes = new_module.bytes  # the one code generation of the pass
     if new_bytes == data:
         return SourceResult()
-    problem = _compile_problem(new_module.code, module.code, path)
+    problem = _compile_problem(new_bytes, data, path)
     if problem:
         return SourceResult(skipped=f"internal error: the rewritten file would not compile ({problem}); kept unchanged")
     return SourceResult(new_bytes=new_bytes, changes=sorted(transformer.changes))
+
+
+def _insert_imports_as_text(data: bytes, index) -> Optional[SourceResult]:
+    """The text path, or None when libcst must decide (unusual encoding, syntax or layout)."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        if "import x\n".encode(encoding) != b"import x\n":
+            return None  # not ASCII-compatible (UTF-16 and the like)
+        tree = ast.parse(data)
+    except (SyntaxError, ValueError, LookupError, UnicodeDecodeError):
+        return None
+    inserted = import_insert.insert_by_text(data, index.insert_imports, tree)
+    if inserted is None:
+        return None
+    new_bytes, placed = inserted
+    if not placed:
+        return SourceResult()
+    changes = [Change(line, line, INSERT, f"insert import {rule['module']}", rule.id) for rule, line in placed]
+    return SourceResult(new_bytes=new_bytes, changes=sorted(changes))
 
 
 def _unreadable_reason(data: bytes) -> str:
@@ -70,7 +101,7 @@ def _syntax_problem(data: bytes, exc: cst.ParserSyntaxError) -> str:
     return f"line {exc.editor_line}, column {exc.editor_column}"
 
 
-def _compile_problem(new_code: str, old_code: str, path: str) -> str:
+def _compile_problem(new_code: bytes, old_code: bytes, path: str) -> str:
     """Why the rewrite does not compile, if the original did; '' when all is well."""
     try:
         compile(new_code, path, "exec", dont_inherit=True)

@@ -36,12 +36,12 @@ class MigrationTransformer(cst.CSTTransformer):
     during the pass (libcst visits nodes in source order), instead of PositionProvider, which
     costs a whole extra code generation per file."""
 
-    def __init__(self, index, module: cst.Module, project: Optional[ProjectFacts] = None):
+    def __init__(self, index, module: cst.Module, project: Optional[ProjectFacts] = None, source: Optional[str] = None):
         super().__init__()
         self.index = index
         self.module = module
         self.project = project or ProjectFacts()
-        self.source = module.code
+        self.source = source if source is not None else module.code
         self.scopes = ScopeStack()
         self.changes: List[Change] = []
         self._facts: Optional[FileFacts] = None

@@ -53,7 +53,9 @@ class RuleIndex:
     remove_imports: Dict[str, Rule] = field(default_factory=dict)
     rules_by_id: Dict[str, Rule] = field(default_factory=dict)
     trigger_words: set = field(default_factory=set)
+    tree_trigger_words: set = field(default_factory=set)  # of the kinds that need a syntax tree
     triggers: Optional["re.Pattern[bytes]"] = None
+    tree_triggers: Optional["re.Pattern[bytes]"] = None
 
     def add_call_rule(self, key: str, rule: Rule) -> None:
         self.call_rules.setdefault(key, []).append(rule)
@@ -73,6 +75,10 @@ class RuleIndex:
         """Cheap first test on the raw bytes: can any rule fire in this file at all?"""
         return self.triggers is not None and self.triggers.search(data) is not None
 
+    def needs_tree(self, data: bytes) -> bool:
+        """Can a rule that edits the syntax tree fire here (not just a text-only import insertion)?"""
+        return self.tree_triggers is not None and self.tree_triggers.search(data) is not None
+
 
 def compile_index(rule_set: RuleSet, version: str, disabled_ids=()) -> RuleIndex:
     from gpu2npu.rewrite.kinds import KINDS
@@ -82,11 +88,20 @@ def compile_index(rule_set: RuleSet, version: str, disabled_ids=()) -> RuleIndex
         kind = KINDS[rule.kind]
         kind.compile(rule, index)
         index.rules_by_id[rule.id] = rule
-        index.trigger_words.update(kind.trigger_words(rule))
-    if index.trigger_words:
-        alternatives = sorted((re.escape(word) for word in index.trigger_words), key=len, reverse=True)
-        index.triggers = re.compile("|".join(alternatives).encode("utf-8"))
+        words = kind.trigger_words(rule)
+        index.trigger_words.update(words)
+        if not getattr(kind, "TEXT_ONLY", False):
+            index.tree_trigger_words.update(words)
+    index.triggers = _alternation(index.trigger_words)
+    index.tree_triggers = _alternation(index.tree_trigger_words)
     return index
+
+
+def _alternation(words) -> Optional["re.Pattern[bytes]"]:
+    if not words:
+        return None
+    alternatives = sorted((re.escape(word) for word in words), key=len, reverse=True)
+    return re.compile("|".join(alternatives).encode("utf-8"))
 
 
 def last_segment(name: str) -> str:

@@ -32,6 +32,10 @@ def trigger_words(rule):
     return {rule["after_module"]}
 
 
+# A file that only triggers this kind can be handled as text (insert_by_text), without libcst.
+TEXT_ONLY = True
+
+
 def already_imported(source: str, module: str) -> bool:
     """Whether the file imports ``module`` anywhere (then inserting it again would be noise).
     A text search finds candidates cheaply; the syntax tree confirms them (a docstring may
@@ -74,3 +78,83 @@ def _dotted(node: cst.BaseExpression) -> str:
     if isinstance(node, cst.Attribute):
         return f"{_dotted(node.value)}.{node.attr.value}"
     return ""
+
+
+# -- the text path: files whose only change is this insertion need no syntax tree ------------------
+
+
+def insert_by_text(data: bytes, rules, tree: ast.Module):
+    """Insert each rule's import as a line of text after the first module-level import of its
+    ``after_module``: (new bytes, [(rule, line of that import)]), or None when the text method
+    cannot be sure of the result (the caller then takes the libcst path). ``tree``: the ast."""
+    if b"\r" in data.replace(b"\r\n", b""):
+        return None  # lone CR line ends: ast and bytes.split would count lines differently
+    lines = data.split(b"\n")
+    placed = []
+    for rule in rules:
+        if _ast_imports(tree, rule["module"]):
+            continue
+        statement = _first_ast_import(tree.body, rule["after_module"])
+        if statement is None:
+            continue
+        if not _alone_on_its_lines(lines, statement):
+            return None
+        placed.append((statement, rule))
+    for statement, rule in sorted(placed, key=lambda item: -item[0].end_lineno):
+        _insert_line(lines, statement, f"import {rule['module']}".encode())
+    return b"\n".join(lines), [(rule, statement.lineno) for statement, rule in placed]
+
+
+def _insert_line(lines, statement, text: bytes) -> None:
+    """Insert ``text`` after the statement, indented like it, with the file's line ending."""
+    first = lines[statement.lineno - 1]
+    if statement.lineno == 1:
+        first = first.lstrip(b"\xef\xbb\xbf")
+    indent = first[: len(first) - len(first.lstrip(b" \t"))]
+    last_index = statement.end_lineno - 1
+    carriage = b"\r" if lines[last_index].endswith(b"\r") else b""
+    if last_index == len(lines) - 1:  # the statement ends the file without a newline
+        lines[last_index] += carriage
+        lines.append(indent + text)
+    else:
+        lines.insert(last_index + 1, indent + text + carriage)
+
+
+def _ast_imports(tree: ast.AST, module: str) -> bool:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import) and any(_within(alias.name, module) for alias in node.names):
+            return True
+        if isinstance(node, ast.ImportFrom) and not node.level and node.module and _within(node.module, module):
+            return True
+    return False
+
+
+def _first_ast_import(body, module: str):
+    """The first import of ``module`` at module level, looking into if/try/with/for blocks
+    (not into def or class), in source order -- as the libcst path finds it."""
+    for statement in body:
+        if isinstance(statement, ast.Import) and any(_within(a.name, module) for a in statement.names):
+            return statement
+        if isinstance(statement, ast.ImportFrom) and not statement.level and _within(statement.module or "", module):
+            return statement
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        for child in ast.iter_child_nodes(statement):
+            block = [child] if isinstance(child, ast.stmt) else getattr(child, "body", None)
+            found = _first_ast_import(block, module) if isinstance(block, list) else None
+            if found is not None:
+                return found
+    return None
+
+
+def _alone_on_its_lines(lines, statement) -> bool:
+    """Nothing else shares the statement's lines (comments aside), in plain ASCII text."""
+    first, last = lines[statement.lineno - 1], lines[statement.end_lineno - 1]
+    if statement.lineno == 1:
+        first = first.lstrip(b"\xef\xbb\xbf")
+    if not (first.isascii() and last.isascii()):
+        return False  # ast offsets count UTF-8 bytes; other encodings could shift them
+    if first[: statement.col_offset].strip():
+        return False  # `if x: import torch`
+    rest = last[statement.end_col_offset :].strip()
+    return not rest or rest.startswith(b"#")  # not `import torch; x = 1`
