@@ -10,7 +10,6 @@ import os
 import stat
 from pathlib import Path
 
-import pytest
 
 from helpers import run_cli, tree_files
 
