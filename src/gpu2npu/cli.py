@@ -106,3 +106,31 @@ def migrate(input_path, output_path, version, rule_files, disabled, jobs, force,
     if run.had_internal_errors:
         click.echo("gpu2npu: some files hit an internal error and were copied unchanged; please report it", err=True)
         sys.exit(1)
+
+
+@main.group()
+def rules():
+    """Inspect and check rule files."""
+
+
+@rules.command("list")
+@version_option
+@click.option("-r", "--rule", "rule_files", multiple=True, metavar="FILE", help="Also list the rules of this file.")
+@click.option("--all-versions", is_flag=True, help="List rules of every version, not only the target's.")
+def rules_list(version, rule_files, all_versions):
+    """List rule ids, kinds and what each rule does."""
+    from gpu2npu.rules.catalogue import rules_table
+
+    target = resolve_version(version) if version else default_version()
+    click.echo(rules_table(tuple(rule_files), None if all_versions else target))
+
+
+@rules.command("validate")
+@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
+def rules_validate(files):
+    """Check rule files (JSON or YAML) against the schema; exit 2 at the first problem."""
+    from gpu2npu.rules.loader import load_rule_file
+
+    for path in files:
+        loaded = load_rule_file(path, id_prefix=path.name)
+        click.echo(f"{path}: {len(loaded.rules)} rule(s), valid")

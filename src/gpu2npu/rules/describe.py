@@ -15,6 +15,10 @@ def describe(rule) -> str:
         return f"{f['func_name']}({f['old_keyword']}=...) -> ({f['new_keyword']}=...)"
     if "str_old" in f:
         return f"string '{f['str_old']}' -> '{f['str_new']}'"
+    if rule.kind == "MethodRenameRule" or (rule.kind == "FuncNameModifyRule" and "." not in f["old_name"]):
+        return f".{f['old_name']}(...) -> .{f['new_name'].rsplit('.', 1)[-1]}(...) on any receiver"
+    if rule.kind == "ReplaceAttributeRule" and "." not in f["old_name"]:
+        return f".{f['old_name']} -> .{f['new_name']} on any receiver"
     if "old_name" in f:
         new = f["new_name"] if f["new_name"] is not None else "(kept: no NPU counterpart)"
         return f"{f['old_name']} -> {new}"

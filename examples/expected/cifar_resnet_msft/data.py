@@ -1,0 +1,94 @@
+"""CIFAR-10 input pipeline."""
+
+import torch
+import torch_npu
+from torch.utils.data import DataLoader
+from torch.utils.data.distributed import DistributedSampler
+import torchvision
+import torchvision.transforms as transforms
+
+# Per-channel statistics of the CIFAR-10 training set.
+CIFAR10_MEAN = (0.4914, 0.4822, 0.4465)
+CIFAR10_STD = (0.2470, 0.2435, 0.2616)
+
+
+def build_transforms(train):
+    if train:
+        return transforms.Compose([
+            transforms.RandomCrop(32, padding=4),
+            transforms.RandomHorizontalFlip(),
+            transforms.ToTensor(),
+            transforms.Normalize(CIFAR10_MEAN, CIFAR10_STD),
+        ])
+    return transforms.Compose([
+        transforms.ToTensor(),
+        transforms.Normalize(CIFAR10_MEAN, CIFAR10_STD),
+    ])
+
+
+def get_dataloaders(root, batch_size, num_workers=4, distributed=False,
+                    download=True):
+    """Build the CIFAR-10 train and test loaders.
+
+    ``batch_size`` is per process.  When ``distributed`` is true each rank
+    gets a ``DistributedSampler`` shard of the data and the caller must call
+    ``train_sampler.set_epoch(epoch)`` at the start of every epoch so the
+    shuffle differs between epochs.
+
+    Batches are collated into pinned (page-locked) host memory so host-to-cuda
+    copies are fast and can overlap with compute when the training loop uses
+    ``non_blocking=True``.
+
+    Returns:
+        (train_loader, test_loader, train_sampler); the sampler is ``None``
+        in the non-distributed case.
+    """
+    train_set = torchvision.datasets.CIFAR10(
+        root=root, train=True, download=download,
+        transform=build_transforms(train=True))
+    test_set = torchvision.datasets.CIFAR10(
+        root=root, train=False, download=download,
+        transform=build_transforms(train=False))
+
+    if distributed:
+        train_sampler = DistributedSampler(train_set, shuffle=True)
+        test_sampler = DistributedSampler(test_set, shuffle=False)
+    else:
+        train_sampler = None
+        test_sampler = None
+
+    train_loader = DataLoader(
+        train_set,
+        batch_size=batch_size,
+        shuffle=(train_sampler is None),
+        sampler=train_sampler,
+        num_workers=num_workers,
+        pin_memory=True,
+        drop_last=True,
+        persistent_workers=num_workers > 0,
+    )
+    test_loader = DataLoader(
+        test_set,
+        batch_size=batch_size * 2,
+        shuffle=False,
+        sampler=test_sampler,
+        num_workers=num_workers,
+        pin_memory=True,
+    )
+    return train_loader, test_loader, train_sampler
+
+
+def dataset_stats(loader, max_batches=50):
+    """Recompute the per-channel mean/std from a loader (sanity check only)."""
+    total, mean, sq_mean = 0, torch.zeros(3), torch.zeros(3)
+    for i, (images, _) in enumerate(loader):
+        if i >= max_batches:
+            break
+        n = images.size(0)
+        flat = images.transpose(0, 1).reshape(3, -1)
+        mean += flat.mean(dim=1) * n
+        sq_mean += (flat ** 2).mean(dim=1) * n
+        total += n
+    mean /= total
+    std = (sq_mean / total - mean ** 2).sqrt()
+    return mean, std

@@ -1,0 +1,37 @@
+"""The rule table shown by ``gpu2npu rules list``."""
+
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+from prettytable import PrettyTable
+
+from gpu2npu.rules.describe import describe
+from gpu2npu.rules.loader import load_builtin_rules, load_rule_files
+from gpu2npu.versions import known_versions
+
+
+def version_text(versions: frozenset) -> str:
+    """'all', '>=2.1.0', '<=2.7.1' or a list, as compact as the set allows."""
+    ordered = list(known_versions())
+    chosen = [v for v in ordered if v in versions]
+    if chosen == ordered:
+        return "all"
+    first, last = ordered.index(chosen[0]), ordered.index(chosen[-1])
+    if chosen == ordered[first : last + 1]:
+        if last == len(ordered) - 1:
+            return f">={chosen[0]}"
+        if first == 0:
+            return f"<={chosen[-1]}"
+    return ", ".join(chosen)
+
+
+def rules_table(rule_files: Sequence[str], version: Optional[str]) -> str:
+    rule_set = load_builtin_rules()
+    rule_set.extend(load_rule_files(rule_files))
+    table = PrettyTable(["id", "kind", "versions", "what"])
+    table.align = "l"
+    rules = [r for r in rule_set.rules if version is None or version in r.versions]
+    for rule in sorted(rules, key=lambda r: (r.id.rstrip("0123456789"), len(r.id), r.id)):
+        table.add_row([rule.id, rule.kind, version_text(rule.versions), describe(rule)])
+    return table.get_string()
