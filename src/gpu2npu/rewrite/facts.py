@@ -21,6 +21,8 @@ DTYPE_NAMES = frozenset(
     "float float16 float32 float64 half double bfloat16 int int8 int16 int32 int64 uint8 long short "
     "bool complex64 complex128 cfloat cdouble qint8 quint8 qint32 chalf float8_e4m3fn float8_e5m2".split()
 )
+# torch functions that return a torch.device (device-agnostic code passes these around).
+DEVICE_FACTORIES = frozenset({"device", "current_accelerator", "get_default_device"})
 TENSOR_FACTORIES = frozenset(
     "tensor zeros ones empty rand randn randint full arange linspace as_tensor from_numpy stack cat "
     "zeros_like ones_like empty_like rand_like randn_like full_like".split()
@@ -323,7 +325,7 @@ def _call_kind(call: ast.Call) -> str:
         return "str"
     if callee == "int":
         return "int"
-    if last == "device" and head.split(".")[0] in ("torch", "t", "th"):
+    if last in DEVICE_FACTORIES and head.split(".")[0] in ("torch", "t", "th"):
         return "device"
     if last in TENSOR_FACTORIES and head.split(".")[0] in ("torch", "t", "th"):
         return "tensor"
