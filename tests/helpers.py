@@ -73,3 +73,12 @@ def tree_files(root: Path) -> dict:
         elif path.is_file():
             files[rel] = path.read_bytes()
     return files
+
+
+def write(path: Path, data, mode=None) -> Path:
+    """Write text or bytes (creating folders), optionally with a permission mode."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
+    if mode is not None:
+        path.chmod(mode)
+    return path

@@ -11,20 +11,12 @@ import stat
 from pathlib import Path
 
 
-from helpers import run_cli, tree_files
+from helpers import run_cli, tree_files, write
 
 CHANGE_HEADER = "File,Start Line,End Line,Operation Type,Message,Rule"
 REPORT_FILES = ["change_list.csv", "msFmkTranspltlog.txt", "report.json", "skipped_files.csv"]
 A_PY = "import torch\nx = torch.zeros(2).cuda()\ntorch.cuda.synchronize()\n"
 A_PY_NPU = "import torch\nimport torch_npu\nx = torch.zeros(2).npu()\ntorch.npu.synchronize()\n"
-
-
-def write(path: Path, data, mode=None) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
-    if mode is not None:
-        path.chmod(mode)
-    return path
 
 
 def migrate_ok(root: Path, *extra):

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from helpers import REPO, run_cli, tree_files
+from helpers import REPO, run_cli, tree_files, write
 
 NOTICE = "gpu2npu: target torch 2.8.0 (the newest; choose another with -v)"
 CHANGE_HEADER = "File,Start Line,End Line,Operation Type,Message,Rule"
@@ -37,16 +37,6 @@ MULTI_ROWS = [
     "sub/b.py,4,4,MODIFY,change function torch.cuda.set_device to torch_npu.npu.set_device,G2N358",
     "sub/b.py,7,8,MODIFY,change function cuda to npu,G2N003",
 ]
-
-
-def write(path: Path, data, mode=None) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(data, str):
-        data = data.encode("utf-8")
-    path.write_bytes(data)
-    if mode is not None:
-        path.chmod(mode)
-    return path
 
 
 def csv_text(header: str, rows) -> str:

@@ -11,18 +11,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from helpers import REPO, run_cli, tree_files
+from helpers import REPO, run_cli, tree_files, write
 
 NOTICE = "gpu2npu: target torch 2.8.0 (the newest; choose another with -v)"
 A_PY = "import torch\nx = torch.zeros(2).cuda()\ntorch.cuda.synchronize()\n"
-
-
-def write(path: Path, data, mode=None) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
-    if mode is not None:
-        path.chmod(mode)
-    return path
 
 
 def snapshot(root: Path) -> dict:

@@ -20,6 +20,9 @@ from typing import Dict, List, Optional, Tuple
 
 import yaml
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
+from gpu2npu.versions import compact_versions  # noqa: E402  (the one version-range spelling)
+
 ROOT = Path(__file__).resolve().parent.parent
 KB = ROOT / "kb"
 RULES = ROOT / "rules"
@@ -40,17 +43,9 @@ def npu_target(npu_api: str) -> str:
 
 
 def versions_field(selected: List[str]):
-    """'all', a range such as '>=2.1.0' when the versions are contiguous, else the list."""
-    if selected == VERSIONS:
-        return "all"
-    first, last = VERSIONS.index(selected[0]), VERSIONS.index(selected[-1])
-    if selected == VERSIONS[first : last + 1]:
-        if last == len(VERSIONS) - 1:
-            return f">={selected[0]}"
-        if first == 0:
-            return f"<={selected[-1]}"
-        return f">={selected[0]}, <={selected[-1]}"
-    return FlowList(selected)
+    """'all', a range such as '>=2.1.0' when the versions are contiguous, else a one-line list."""
+    text = compact_versions(selected)
+    return text if isinstance(text, str) else FlowList(text)
 
 
 class FlowList(list):

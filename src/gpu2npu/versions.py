@@ -85,3 +85,20 @@ def _compare(versions: Iterable[str], op: str, bound: str):
         "<": lambda k: k < limit,
     }
     return [v for v in versions if tests[op](version_key(v))]
+
+
+def compact_versions(selected) -> "str | list":
+    """The shortest spelling of a set of versions: 'all', '>=2.1.0', '<=2.7.1',
+    '>=2.1.0, <=2.6.0' when contiguous, else the sorted list."""
+    ordered = list(known_versions())
+    chosen = [v for v in ordered if v in set(selected)]
+    if chosen == ordered:
+        return "all"
+    first, last = ordered.index(chosen[0]), ordered.index(chosen[-1])
+    if chosen != ordered[first : last + 1]:
+        return chosen
+    if last == len(ordered) - 1:
+        return f">={chosen[0]}"
+    if first == 0:
+        return f"<={chosen[-1]}"
+    return f">={chosen[0]}, <={chosen[-1]}"

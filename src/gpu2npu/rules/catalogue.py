@@ -8,22 +8,12 @@ from prettytable import PrettyTable
 
 from gpu2npu.rules.describe import describe
 from gpu2npu.rules.loader import load_builtin_rules, load_rule_files
-from gpu2npu.versions import known_versions
+from gpu2npu.versions import compact_versions
 
 
 def version_text(versions: frozenset) -> str:
-    """'all', '>=2.1.0', '<=2.7.1' or a list, as compact as the set allows."""
-    ordered = list(known_versions())
-    chosen = [v for v in ordered if v in versions]
-    if chosen == ordered:
-        return "all"
-    first, last = ordered.index(chosen[0]), ordered.index(chosen[-1])
-    if chosen == ordered[first : last + 1]:
-        if last == len(ordered) - 1:
-            return f">={chosen[0]}"
-        if first == 0:
-            return f"<={chosen[-1]}"
-    return ", ".join(chosen)
+    text = compact_versions(versions)
+    return text if isinstance(text, str) else ", ".join(text)
 
 
 def rules_table(rule_files: Sequence[str], version: Optional[str]) -> str:

@@ -44,15 +44,9 @@ def already_imported(source: str, module: str) -> bool:
     if re.search(pattern, source, re.MULTILINE) is None:
         return False
     try:
-        tree = ast.parse(source)
+        return _ast_imports(ast.parse(source), module)
     except (SyntaxError, ValueError):
         return True
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import) and any(_within(alias.name, module) for alias in node.names):
-            return True
-        if isinstance(node, ast.ImportFrom) and not node.level and node.module and _within(node.module, module):
-            return True
-    return False
 
 
 def imports_module(statement: cst.BaseSmallStatement, module: str) -> bool:
@@ -121,6 +115,7 @@ def _insert_line(lines, statement, text: bytes) -> None:
 
 
 def _ast_imports(tree: ast.AST, module: str) -> bool:
+    """Whether the tree imports ``module`` (or a submodule) anywhere."""
     for node in ast.walk(tree):
         if isinstance(node, ast.Import) and any(_within(alias.name, module) for alias in node.names):
             return True
