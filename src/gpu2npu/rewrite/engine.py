@@ -91,14 +91,15 @@ def _unreadable_reason(data: bytes) -> str:
 
 
 def _syntax_problem(data: bytes, exc: cst.ParserSyntaxError) -> str:
-    """Python's own wording of the error when it has one (clearer than the parser's)."""
+    """Where parsing failed: Python's line number (its wording of the error varies between
+    Python versions, the line does not, so reports stay the same on every machine)."""
     try:
-        compile(data, "<file>", "exec", dont_inherit=True)
+        compile(data, "<file>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
     except SyntaxError as error:
-        return f"line {error.lineno}: {error.msg}"
+        return f"syntax error at line {error.lineno}"
     except ValueError:
         pass
-    return f"line {exc.editor_line}, column {exc.editor_column}"
+    return f"syntax error near line {exc.raw_line}"
 
 
 def _compile_problem(new_code: bytes, old_code: bytes, path: str) -> str:

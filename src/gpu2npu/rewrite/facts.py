@@ -359,7 +359,7 @@ def _annotation_alternatives(annotation: ast.AST) -> List[ast.AST]:
         return _annotation_alternatives(annotation.left) + _annotation_alternatives(annotation.right)
     if isinstance(annotation, ast.Subscript):
         wrapper = (dotted(annotation.value) or "").rsplit(".", 1)[-1]
-        inner = annotation.slice.value if isinstance(annotation.slice, ast.Index) else annotation.slice  # Python 3.8
+        inner = annotation.slice
         if wrapper in ("Optional", "Union"):
             elements = inner.elts if isinstance(inner, ast.Tuple) else [inner]
             return [alt for element in elements for alt in _annotation_alternatives(element)]

@@ -1,0 +1,66 @@
+"""Small units: the progress line, `python -m gpu2npu`, version parsing, CSV guard."""
+
+import io
+import subprocess
+import sys
+
+import pytest
+
+from gpu2npu.errors import UserError
+from gpu2npu.pipeline import progress
+from gpu2npu.report.csvfile import csv_text
+from gpu2npu.versions import compact_versions, parse_version_spec, resolve_version
+
+
+def test_progress_line_appears_only_after_a_moment(monkeypatch):
+    clock = iter([0.0, 0.1, 0.2, 0.9, 1.5, 1.6])
+    monkeypatch.setattr(progress.time, "monotonic", lambda: next(clock))
+    stream = io.StringIO()
+    bar = progress.Progress(4, enabled=True, stream=stream)  # starts at 0.0
+    bar.advance()  # 0.1: too early
+    bar.advance()  # 0.2: too early
+    assert stream.getvalue() == ""
+    bar.advance()  # 0.9: shown
+    assert stream.getvalue() == "\r[######################........] 3/4 files"
+    bar.advance()  # 1.5
+    bar.finish()
+    assert stream.getvalue().endswith("\r" + " " * 60 + "\r")
+
+
+def test_progress_is_silent_when_disabled():
+    stream = io.StringIO()
+    bar = progress.Progress(3, enabled=False, stream=stream)
+    for _ in range(3):
+        bar.advance()
+    bar.finish()
+    assert stream.getvalue() == ""
+
+
+def test_python_dash_m_runs_the_cli():
+    result = subprocess.run([sys.executable, "-m", "gpu2npu", "--version"], capture_output=True, text=True)
+    assert (result.returncode, result.stdout) == (0, "gpu2npu, version 0.1.0\n")
+
+
+@pytest.mark.parametrize("text,version", [("2.1", "2.1.0"), ("v2.7", "2.7.1"), ("2.8.0", "2.8.0"), ("1.11", "1.11.0")])
+def test_short_versions(text, version):
+    assert resolve_version(text) == version
+
+
+def test_unknown_version_is_a_user_error():
+    with pytest.raises(UserError, match=r"unknown torch version '2\.0'; choose one of 1\.11\.0, 2\.1\.0"):
+        resolve_version("2.0")
+
+
+def test_version_ranges_and_their_compact_spelling():
+    assert sorted(parse_version_spec(">=2.6, <2.8")) == ["2.6.0", "2.7.1"]
+    assert compact_versions(parse_version_spec("all")) == "all"
+    assert compact_versions(["2.6.0", "2.7.1", "2.8.0"]) == ">=2.6.0"
+    assert compact_versions(["1.11.0", "2.1.0"]) == "<=2.1.0"
+    assert compact_versions(["2.1.0", "2.2.0"]) == ">=2.1.0, <=2.2.0"
+    assert compact_versions(["1.11.0", "2.2.0"]) == ["1.11.0", "2.2.0"]
+
+
+def test_csv_values_that_look_like_formulas_get_a_leading_space():
+    assert csv_text(["File", "Message"], [("=cmd.py", "-x"), ("a.py", 'say "hi", then')]) == (
+        'File,Message\n =cmd.py, -x\na.py,"say ""hi"", then"\n'
+    )
