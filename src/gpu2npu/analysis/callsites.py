@@ -1,0 +1,24 @@
+"""The record every analysis works on: one use of an API in one file."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Tuple
+
+
+@dataclass(frozen=True, order=True)
+class CallSite:
+    file: str  # POSIX path relative to the project root
+    start_line: int  # 1-based, in the original file
+    end_line: int
+    api: str  # fully qualified name through the file's imports ('torch.optim.Adam', 'torch.optim.Adam.step'); '' when unknown
+    kind: str  # 'call', 'base' (class base), 'decorator', 'import'
+    method: str = ""  # the called method's name when the receiver's type is unknown ('to' in x.to(d)); api is '' then
+    args: Tuple[str, ...] = ()  # source text of the positional arguments
+    keywords: Tuple[Tuple[str, str], ...] = ()  # (keyword, source text of the value)
+
+    def keyword(self, name: str, default: str = None):
+        for key, value in self.keywords:
+            if key == name:
+                return value
+        return default
