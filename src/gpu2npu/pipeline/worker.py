@@ -13,8 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import List, Optional
 
+from gpu2npu.analysis.callsites import CallSite
+from gpu2npu.analysis.context import analyse_source
 from gpu2npu.rewrite.changes import Change
-from gpu2npu.rewrite.engine import migrate_source
+from gpu2npu.rewrite.engine import migrate_source, parse_ast
 
 _STATE = {}
 
@@ -27,6 +29,7 @@ class FileResult:
     changes: List[Change] = field(default_factory=list)
     skipped: str = ""
     diff: str = ""
+    calls: List[CallSite] = field(default_factory=list)  # uses of analysed APIs, in the original file
 
 
 @dataclass(frozen=True)
@@ -36,9 +39,10 @@ class Job:
     destination: Optional[str]  # None in a --diff run: nothing is written
 
 
-def initialise(index, project) -> None:
+def initialise(index, project, analysis=None) -> None:
     _STATE["index"] = index
     _STATE["project"] = project
+    _STATE["analysis"] = analysis
 
 
 def process(job: Job) -> FileResult:
@@ -57,8 +61,13 @@ def _process(job: Job) -> FileResult:
         data = source.read_bytes()
     except OSError as exc:
         return FileResult(job.rel, skipped=f"cannot be read ({exc.strerror}); not copied")
-    outcome = migrate_source(data, _STATE["index"], _STATE["project"], job.rel)
+    index, analysis = _STATE["index"], _STATE["analysis"]
+    wants_tree = index.needs_rewrite(data) or (analysis is not None and analysis.mentions(data))
+    tree = parse_ast(data) if wants_tree else None  # one stdlib parse, shared below
+    outcome = migrate_source(data, index, _STATE["project"], job.rel, tree=tree)
     result = FileResult(job.rel, lines=data.count(b"\n"), changes=outcome.changes, skipped=outcome.skipped)
+    if analysis is not None:
+        result.calls = analyse_source(data, job.rel, tree, analysis)
     new_bytes = outcome.new_bytes
     result.changed = new_bytes is not None
     if job.destination is None:

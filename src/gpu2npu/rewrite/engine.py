@@ -22,8 +22,22 @@ class SourceResult:
     skipped: str = ""  # why the file could not be migrated (it is then copied unchanged)
 
 
+def parse_ast(data: bytes) -> Optional[ast.Module]:
+    """The file's stdlib syntax tree, or None (shared by the text path, the device facts and
+    the analysis, so a file is parsed by ast at most once)."""
+    try:
+        return ast.parse(data)
+    except (SyntaxError, ValueError):
+        return None
+
+
 def migrate_source(
-    data: bytes, index, project: Optional[ProjectFacts] = None, path: str = "<file>", text_path: bool = True
+    data: bytes,
+    index,
+    project: Optional[ProjectFacts] = None,
+    path: str = "<file>",
+    text_path: bool = True,
+    tree: Optional[ast.Module] = None,
 ) -> SourceResult:
     """Migrate one file's bytes. Files no rule can touch are only checked for validity; files
     whose only change is an import insertion are edited as text (the stdlib ast finds the
@@ -31,7 +45,7 @@ def migrate_source(
     if not index.needs_rewrite(data):
         return SourceResult(skipped=_unreadable_reason(data))
     if text_path and not index.needs_tree(data):
-        result = _insert_imports_as_text(data, index)
+        result = _insert_imports_as_text(data, index, tree)
         if result is not None:
             return result
     try:
@@ -40,7 +54,7 @@ def migrate_source(
         return SourceResult(skipped=f"cannot be parsed as Python 3 ({_syntax_problem(data, exc)}); copied unchanged")
     except (UnicodeDecodeError, LookupError, SyntaxError) as exc:
         return SourceResult(skipped=f"cannot be decoded ({exc}); copied unchanged")
-    transformer = MigrationTransformer(index, module, project, source=data.decode(module.encoding))
+    transformer = MigrationTransformer(index, module, project, source=data.decode(module.encoding), tree=tree)
     new_module = module.visit(transformer)
     if not transformer.changes:
         return SourceResult()
@@ -53,14 +67,16 @@ def migrate_source(
     return SourceResult(new_bytes=new_bytes, changes=sorted(transformer.changes))
 
 
-def _insert_imports_as_text(data: bytes, index) -> Optional[SourceResult]:
+def _insert_imports_as_text(data: bytes, index, tree: Optional[ast.Module]) -> Optional[SourceResult]:
     """The text path, or None when libcst must decide (unusual encoding, syntax or layout)."""
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
         if "import x\n".encode(encoding) != b"import x\n":
             return None  # not ASCII-compatible (UTF-16 and the like)
-        tree = ast.parse(data)
-    except (SyntaxError, ValueError, LookupError, UnicodeDecodeError):
+    except (SyntaxError, LookupError):
+        return None
+    tree = tree if tree is not None else parse_ast(data)
+    if tree is None:
         return None
     inserted = import_insert.insert_by_text(data, index.insert_imports, tree)
     if inserted is None:

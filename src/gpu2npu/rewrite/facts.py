@@ -75,18 +75,19 @@ class ScopeFacts:
 class FileFacts:
     """Bindings of one file: plain names per function scope, dotted ones (``self.device``) per file."""
 
-    def __init__(self, source: str):
+    def __init__(self, source: str, tree: Optional[ast.AST] = None):
         self.module = ScopeFacts(0, 10**9, None)
         self.scopes: List[ScopeFacts] = [self.module]
         self.attributes: Dict[str, List[tuple]] = defaultdict(list)
         self.opaque_attributes: Set[str] = set()
         self.argparse_dests: Dict[str, str] = {}
         self.namespaces: Set[str] = set()  # names holding parse_args() results
-        self.tree: Optional[ast.AST] = None
-        try:
-            self.tree = ast.parse(source)
-        except (SyntaxError, ValueError):
-            return  # libcst accepted it but this Python's ast did not: everything stays unknown
+        self.tree: Optional[ast.AST] = tree
+        if tree is None:
+            try:
+                self.tree = ast.parse(source)
+            except (SyntaxError, ValueError):
+                return  # libcst accepted it but this Python's ast did not: everything stays unknown
         self._scan(self.tree, self.module)
 
     def classes_defining(self, method: str) -> Set[str]:

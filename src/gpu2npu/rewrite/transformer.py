@@ -36,12 +36,20 @@ class MigrationTransformer(cst.CSTTransformer):
     during the pass (libcst visits nodes in source order), instead of PositionProvider, which
     costs a whole extra code generation per file."""
 
-    def __init__(self, index, module: cst.Module, project: Optional[ProjectFacts] = None, source: Optional[str] = None):
+    def __init__(
+        self,
+        index,
+        module: cst.Module,
+        project: Optional[ProjectFacts] = None,
+        source: Optional[str] = None,
+        tree=None,
+    ):
         super().__init__()
         self.index = index
         self.module = module
         self.project = project or ProjectFacts()
         self.source = source if source is not None else module.code
+        self._tree = tree  # the file's stdlib ast, when the caller has parsed it already
         self.scopes = ScopeStack()
         self.changes: List[Change] = []
         self._facts: Optional[FileFacts] = None
@@ -67,7 +75,7 @@ class MigrationTransformer(cst.CSTTransformer):
     @property
     def facts(self) -> FileFacts:
         if self._facts is None:
-            self._facts = FileFacts(self.source)
+            self._facts = FileFacts(self.source, self._tree)
         return self._facts
 
     def code(self, node: cst.CSTNode) -> str:

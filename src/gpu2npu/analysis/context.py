@@ -1,0 +1,41 @@
+"""What the analysis of one file needs to know about the run (sent once to each worker)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import FrozenSet, List, Optional
+
+from gpu2npu.analysis.callsites import CallSite
+from gpu2npu.analysis.collect import collect_calls
+
+ANALYSED_ROOTS = frozenset({"torch", "torch_npu"})
+FLOAT64_METHODS = frozenset({"double"})
+
+
+@dataclass(frozen=True)
+class AnalysisContext:
+    version: str
+    roots: FrozenSet[str] = ANALYSED_ROOTS  # API roots whose uses are kept (torch, CUDA-only libraries, extensions)
+    methods: FrozenSet[str] = FLOAT64_METHODS  # method names kept even when the receiver is unknown
+    detail_for: FrozenSet[str] = frozenset()  # APIs and methods whose argument texts an analysis reads
+    _pattern: Optional["re.Pattern[bytes]"] = field(default=None, compare=False)
+
+    def mentions(self, data: bytes) -> bool:
+        """Cheap test: can this file use any analysed API at all?"""
+        pattern = self._pattern or re.compile(b"|".join(re.escape(r.encode()) for r in sorted(self.roots)))
+        object.__setattr__(self, "_pattern", pattern)
+        return pattern.search(data) is not None
+
+    def keeps(self, site: CallSite) -> bool:
+        if site.api:
+            return site.api.split(".", 1)[0] in self.roots
+        return site.method in self.methods
+
+
+def analyse_source(data: bytes, rel: str, tree, context: AnalysisContext) -> List[CallSite]:
+    """The uses of analysed APIs in one file (empty when it cannot be parsed)."""
+    if tree is None or not context.mentions(data):
+        return []
+    sites = collect_calls(data, rel, context.detail_for, tree=tree)
+    return [site for site in sites or () if context.keeps(site)]
