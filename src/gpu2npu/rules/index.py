@@ -52,6 +52,7 @@ class RuleIndex:
     insert_imports: List[Rule] = field(default_factory=list)
     remove_imports: Dict[str, Rule] = field(default_factory=dict)
     rules_by_id: Dict[str, Rule] = field(default_factory=dict)
+    api_status: Dict[str, List[Rule]] = field(default_factory=dict)  # ApiStatusRule overrides by api
     trigger_words: set = field(default_factory=set)
     tree_trigger_words: set = field(default_factory=set)  # of the kinds that need a syntax tree
     triggers: Optional["re.Pattern[bytes]"] = None

@@ -10,6 +10,7 @@ A new kind is one new module and one line below.
 """
 
 from gpu2npu.rewrite.kinds import (
+    api_status,
     args,
     attribute,
     device_arg,
@@ -39,5 +40,6 @@ KINDS = {
         env_var,
         import_insert,
         import_remove,
+        api_status,
     )
 }
