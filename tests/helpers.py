@@ -17,6 +17,20 @@ from gpu2npu.rules.loader import load_builtin_rules, load_rule_files
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 NEWEST = "2.8.0"
+# Every file a migration writes into transplant_result_file/.
+REPORT_FILES = sorted(
+    [
+        "api_performance_advice.csv",
+        "api_precision_advice.csv",
+        "change_list.csv",
+        "cuda_op_list.csv",
+        "msFmkTranspltlog.txt",
+        "report.json",
+        "skipped_files.csv",
+        "unknown_api.csv",
+        "unsupported_api.csv",
+    ]
+)
 
 
 @functools.lru_cache(maxsize=None)

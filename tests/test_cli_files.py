@@ -11,10 +11,9 @@ import stat
 from pathlib import Path
 
 
-from helpers import run_cli, tree_files, write
+from helpers import REPORT_FILES, run_cli, tree_files, write
 
 CHANGE_HEADER = "File,Start Line,End Line,Operation Type,Message,Rule"
-REPORT_FILES = ["change_list.csv", "msFmkTranspltlog.txt", "report.json", "skipped_files.csv"]
 A_PY = "import torch\nx = torch.zeros(2).cuda()\ntorch.cuda.synchronize()\n"
 A_PY_NPU = "import torch\nimport torch_npu\nx = torch.zeros(2).npu()\ntorch.npu.synchronize()\n"
 

@@ -12,13 +12,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from helpers import REPO, run_cli, tree_files, write
+from helpers import REPO, REPORT_FILES, run_cli, tree_files, write
 
 NOTICE = "gpu2npu: target torch 2.8.0 (the newest; choose another with -v)"
 CHANGE_HEADER = "File,Start Line,End Line,Operation Type,Message,Rule"
 SKIPPED_HEADER = "File,Reason"
 CHANGE_COLUMNS = CHANGE_HEADER.split(",")
-REPORT_FILES = ["change_list.csv", "msFmkTranspltlog.txt", "report.json", "skipped_files.csv"]
 RULE_FILE_HINT = "; fix the rule file (see 'Rule files' in README.md)"
 
 A_PY = "import torch\nx = torch.zeros(2).cuda()\ntorch.cuda.synchronize()\n"

@@ -2,22 +2,26 @@
 
 from __future__ import annotations
 
-import ast
 import os
 import shutil
 import sys
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Set
+from typing import Dict, List, Optional, Set
 
+from gpu2npu.analysis import advice
+from gpu2npu.analysis.context import ANALYSED_ROOTS, FLOAT64_METHODS, AnalysisContext
+from gpu2npu.analysis.cuda_ops import CudaOp, Extension, find_extensions, inline_ops, read_cpp_ops
 from gpu2npu.errors import UserError
 from gpu2npu.options import MigrateOptions
 from gpu2npu.pipeline import worker
 from gpu2npu.pipeline.output import AtomicTree, copy_file, make_link
 from gpu2npu.pipeline.plan import COPY, DIRECTORY, LINK, PYTHON, REPORT_DIR, Plan, plan_input
 from gpu2npu.pipeline.progress import Progress
+from gpu2npu.report.apis import ApiReports, api_reports
 from gpu2npu.report.migration import write_reports
+from gpu2npu.rewrite.engine import parse_ast
 from gpu2npu.rewrite.facts import classes_defining
 from gpu2npu.rewrite.transformer import ProjectFacts
 from gpu2npu.rules.describe import describe
@@ -25,6 +29,7 @@ from gpu2npu.rules.index import RuleIndex, compile_index
 from gpu2npu.rules.loader import load_builtin_rules, load_rule_files
 
 OUTPUT_SUFFIX = "_msft"
+CPP_SUFFIXES = (".cpp", ".cc", ".cxx", ".cu", ".cuh")
 IN_PROCESS_BELOW = 24  # fewer Python files than this: a process pool costs more than it saves
 
 
@@ -37,6 +42,7 @@ class MigrationRun:
     results: List[worker.FileResult] = field(default_factory=list)
     copied: int = 0
     links: int = 0
+    apis: Optional[ApiReports] = None  # the API reports (not made for --diff)
 
     def describe_rule(self, rule_id: str) -> str:
         rule = self.index.rules_by_id.get(rule_id)
@@ -84,26 +90,64 @@ def check_paths(options: MigrateOptions) -> Path:
     return destination
 
 
-def project_facts(plan: Plan, index: RuleIndex) -> ProjectFacts:
-    """Classes of the project that define (or inherit) a method a rule renames: calls of
-    their own method stay as they are. Only files mentioning the method are parsed."""
+@dataclass
+class ProjectScan:
+    """What the whole tree says before any file is migrated (one read of each candidate file)."""
+
+    facts: ProjectFacts
+    ops: List[CudaOp]
+    extensions: List[Extension]
+
+
+def scan_project(plan: Plan, index: RuleIndex) -> ProjectScan:
+    """Classes defining (or inheriting) a method a rule renames -- calls of their own method
+    stay -- and the custom CUDA operators the project builds. Only files that mention the
+    method or a C++ extension are parsed."""
+    trees: Dict[str, list] = {method: [] for method in index.methods}
+    extensions: List[Extension] = []
+    inline: List[CudaOp] = []
+    for entry in plan.of_kind(PYTHON):
+        try:
+            data = (plan.root / entry.rel).read_bytes()
+        except OSError:
+            continue
+        wanted = [method for method in index.methods if method.encode() in data]
+        tree = parse_ast(data) if wanted or b"cpp_extension" in data else None
+        if tree is None:
+            continue
+        for method in wanted:
+            trees[method].append(tree)
+        if b"cpp_extension" in data:
+            text = data.decode("utf-8", "replace")
+            extensions += find_extensions(text, entry.rel)
+            inline += inline_ops(text, entry.rel)
+    ops, unreadable = read_cpp_ops(plan.root, [e.rel for e in plan.of_kind(COPY) if e.rel.endswith(CPP_SUFFIXES)])
+    plan.notes.extend((rel, f"C++ source {reason}; not analysed") for rel, reason in unreadable)
+    return ProjectScan(ProjectFacts(_method_classes(trees)), sorted(ops + inline), extensions)
+
+
+def _method_classes(trees: Dict[str, list]) -> Dict[str, Set[str]]:
     method_classes: Dict[str, Set[str]] = {}
-    for method in index.methods:
-        trees = []
-        for entry in plan.of_kind(PYTHON):
-            try:
-                data = (plan.root / entry.rel).read_bytes()
-                if method.encode() in data:
-                    trees.append(ast.parse(data))
-            except (OSError, SyntaxError, ValueError):
-                continue
+    for method, method_trees in trees.items():
         found: Set[str] = set()
         for _ in range(3):  # a subclass may sit in another file than its base: settle over a few rounds
-            for tree in trees:
+            for tree in method_trees:
                 found |= classes_defining(tree, method, found)
         if found:
             method_classes[method] = found
-    return ProjectFacts(method_classes)
+    return method_classes
+
+
+def analysis_context(index: RuleIndex, scan: ProjectScan) -> AnalysisContext:
+    """Which uses the workers keep: torch and torch_npu APIs, modules with a status rule
+    (CUDA-only libraries), the project's C++ extensions, and the methods the advice reads."""
+    roots = set(ANALYSED_ROOTS) | {api.split(".")[0] for api in index.api_status}
+    for extension in scan.extensions:
+        roots |= {name.split(".")[0] for name in (extension.module, extension.variable) if name}
+    roots |= {op.cpp_module for op in scan.ops if op.cpp_module}
+    details = advice.detail_names()
+    methods = set(FLOAT64_METHODS) | {name for name in details if "." not in name} | advice.suggested_methods()
+    return AnalysisContext(index.version, frozenset(roots), frozenset(methods), details)
 
 
 def run_migration(options: MigrateOptions) -> MigrationRun:
@@ -111,14 +155,16 @@ def run_migration(options: MigrateOptions) -> MigrationRun:
     index = build_index(options)
     plan = plan_input(options.input)
     run = MigrationRun(options, index, plan, destination.name)
-    facts = project_facts(plan, index)
+    scan = scan_project(plan, index)
+    context = None if options.diff else analysis_context(index, scan)
     if options.diff:
-        run.results = _process_python(run, facts, tree=None, meanwhile=lambda: None)
+        run.results = _process_python(run, scan.facts, None, lambda: None, context)
         return run
     tree = AtomicTree(destination, replace=options.force)
     try:
         _make_directories(run, tree)
-        run.results = _process_python(run, facts, tree, meanwhile=lambda: _copy_other_entries(run, tree))
+        run.results = _process_python(run, scan.facts, tree, lambda: _copy_other_entries(run, tree), context)
+        run.apis = api_reports((c for r in run.results for c in r.calls), index, scan.ops, scan.extensions)
         write_reports(tree.path(REPORT_DIR), run)
         tree.commit()
     except BaseException:
@@ -150,7 +196,7 @@ def _copy_other_entries(run: MigrationRun, tree: AtomicTree) -> None:
                 run.plan.notes.append((entry.rel, f"cannot be read ({exc.strerror}); not copied"))
 
 
-def _process_python(run: MigrationRun, facts: ProjectFacts, tree, meanwhile) -> List[worker.FileResult]:
+def _process_python(run: MigrationRun, facts: ProjectFacts, tree, meanwhile, context) -> List[worker.FileResult]:
     """Migrate the Python files; ``meanwhile`` runs in this process while workers are busy."""
     entries = sorted(run.plan.of_kind(PYTHON), key=lambda e: -e.size)  # big files first: better balance
     jobs = [
@@ -162,12 +208,12 @@ def _process_python(run: MigrationRun, facts: ProjectFacts, tree, meanwhile) -> 
     workers = min(run.options.workers, max(1, len(jobs)))
     if workers == 1 or len(jobs) < IN_PROCESS_BELOW:
         meanwhile()
-        worker.initialise(run.index, facts)
+        worker.initialise(run.index, facts, context)
         for job in jobs:
             results.append(worker.process(job))
             progress.advance()
     else:
-        with ProcessPoolExecutor(workers, initializer=worker.initialise, initargs=(run.index, facts)) as pool:
+        with ProcessPoolExecutor(workers, initializer=worker.initialise, initargs=(run.index, facts, context)) as pool:
             chunk = max(1, min(16, len(jobs) // (workers * 8)))
             pending = pool.map(worker.process, jobs, chunksize=chunk)
             meanwhile()

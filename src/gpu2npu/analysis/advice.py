@@ -106,6 +106,11 @@ def project_rows(all_calls: Iterable[CallSite]) -> List[AdviceRow]:
     return rows
 
 
+def suggested_methods() -> FrozenSet[str]:
+    """Method names the suggested-use advice looks for (their calls must be kept)."""
+    return frozenset(s.method for s in load_advice().suggested_use)
+
+
 def detail_names() -> FrozenSet[str]:
     """API and method names whose argument texts the parameter checks read: pass them to
     collect_calls(detail_for=...) so those calls keep their arguments."""

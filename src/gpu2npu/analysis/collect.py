@@ -197,11 +197,12 @@ class _Collector(ast.NodeVisitor):
     def visit_Call(self, node: ast.Call) -> None:
         self._callees.add(id(node.func))
         api, method = self._callee(node.func)
+        receiver = dotted(node.func.value) or "" if method and isinstance(node.func, ast.Attribute) else ""
         text = ast.unparse if (api in self.detail_for or method in self.detail_for) else _placeholder
         args = tuple(text(a) for a in node.args)
         keywords = tuple((k.arg or "**", text(k.value)) for k in node.keywords)
         self.sites.append(
-            CallSite(self.rel, node.lineno, node.end_lineno or node.lineno, api, "call", method, args, keywords)
+            CallSite(self.rel, node.lineno, node.end_lineno or node.lineno, api, "call", method, args, keywords, receiver)
         )
         self.generic_visit(node)
 

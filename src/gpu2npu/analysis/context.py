@@ -30,7 +30,7 @@ class AnalysisContext:
     def keeps(self, site: CallSite) -> bool:
         if site.api:
             return site.api.split(".", 1)[0] in self.roots
-        return site.method in self.methods
+        return site.method in self.methods or site.receiver.split(".", 1)[0] in self.roots
 
 
 def analyse_source(data: bytes, rel: str, tree, context: AnalysisContext) -> List[CallSite]:

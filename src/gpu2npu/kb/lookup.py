@@ -89,6 +89,11 @@ def applicable_override(api: str, version: str, overrides: Iterable[Rule]) -> Op
     return chosen
 
 
+def override_source(rule: Rule) -> str:
+    """Built-in status rules (ids G2N...) are ours; anything else came from a user's -r file."""
+    return f"rules:{rule.id}" if rule.id.startswith("G2N") else f"user:{rule.id}"
+
+
 class KnowledgeBase:
     """The per-version status table plus the curated tips, read once."""
 
@@ -147,7 +152,7 @@ class KnowledgeBase:
         return ApiStatus(name, version, cell.status, cell.confidence, cell.source, npu_api, tip, chain)
 
     def _overridden(self, name: str, version: str, rule: Rule, builtin: Optional[ApiStatus]) -> ApiStatus:
-        status, source = rule["status"], f"user:{rule.id}"
+        status, source = rule["status"], override_source(rule)
         npu_api = builtin.npu_api if builtin else ""
         tip = rule.get("tip") or default_tip(status, LISTED, source, version, npu_api)
         chain = (f"user rule {rule.id} ({rule.source}): {status}",)

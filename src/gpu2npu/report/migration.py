@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Dict, List
 
 from gpu2npu import __version__
+from gpu2npu.report.apis import ADVICE_COLUMNS, API_COLUMNS, CUDA_OP_COLUMNS, file_verdicts
 from gpu2npu.report.csvfile import write_csv
 
 CHANGE_LIST = "change_list.csv"
@@ -15,6 +16,11 @@ CHANGE_COLUMNS = ("File", "Start Line", "End Line", "Operation Type", "Message",
 SKIPPED_LIST = "skipped_files.csv"
 SKIPPED_COLUMNS = ("File", "Reason")
 LOG_FILE = "msFmkTranspltlog.txt"
+UNSUPPORTED_API = "unsupported_api.csv"
+UNKNOWN_API = "unknown_api.csv"
+CUDA_OP_LIST = "cuda_op_list.csv"
+PRECISION_ADVICE = "api_precision_advice.csv"
+PERFORMANCE_ADVICE = "api_performance_advice.csv"
 JSON_FILE = "report.json"
 
 
@@ -30,6 +36,32 @@ def skipped_rows(results, notes) -> List[tuple]:
     rows = [(result.rel, result.skipped) for result in results if result.skipped]
     rows += [(rel, what) for rel, what in notes]
     return sorted(rows)
+
+
+def report_rows(run) -> Dict[str, list]:
+    """The rows of each API report file (the reports of issue-3 kind), by file name."""
+    apis = run.apis
+    return {
+        UNSUPPORTED_API: [row.as_tuple() for row in apis.unsupported],
+        UNKNOWN_API: [row.as_tuple() for row in apis.unknown],
+        CUDA_OP_LIST: list(apis.cuda_ops),
+        PRECISION_ADVICE: apis.precision,
+        PERFORMANCE_ADVICE: apis.performance,
+    }
+
+
+REPORT_COLUMNS = {
+    UNSUPPORTED_API: API_COLUMNS,
+    UNKNOWN_API: API_COLUMNS,
+    CUDA_OP_LIST: CUDA_OP_COLUMNS,
+    PRECISION_ADVICE: ADVICE_COLUMNS,
+    PERFORMANCE_ADVICE: ADVICE_COLUMNS,
+}
+
+
+def verdict_counts(verdicts: Dict[str, dict]) -> Dict[str, int]:
+    counter = Counter(v["status"] for v in verdicts.values())
+    return {status: counter.get(status, 0) for status in ("fully migrated", "needs testing", "needs manual work", "not migrated")}
 
 
 def summary_counts(run) -> Dict[str, int]:
@@ -58,11 +90,14 @@ def write_reports(directory: Path, run) -> None:
     skipped = skipped_rows(run.results, run.plan.notes)
     write_csv(directory / CHANGE_LIST, CHANGE_COLUMNS, changes)
     write_csv(directory / SKIPPED_LIST, SKIPPED_COLUMNS, skipped)
+    for name, rows in report_rows(run).items():
+        write_csv(directory / name, REPORT_COLUMNS[name], rows)
     (directory / JSON_FILE).write_text(json.dumps(report_json(run, changes, skipped), indent=2) + "\n", encoding="utf-8")
     (directory / LOG_FILE).write_text(log_text(run, changes, skipped), encoding="utf-8")
 
 
 def report_json(run, changes, skipped) -> dict:
+    verdicts = file_verdicts(run.results, run.apis)
     return {
         "tool": "gpu2npu",
         "tool_version": __version__,
@@ -73,11 +108,24 @@ def report_json(run, changes, skipped) -> dict:
         "rule_files": [Path(f).name for f in run.options.rule_files],
         "disabled_rules": sorted(run.options.disabled_rules),
         "summary": summary_counts(run),
+        "report_rows": {name: len(rows) for name, rows in report_rows(run).items()},
+        "files_by_verdict": verdict_counts(verdicts),
         "changes_by_rule": changes_by_rule(run.results),
         "changes": [dict(zip(CHANGE_COLUMNS, row)) for row in changes],
         "skipped": [dict(zip(SKIPPED_COLUMNS, row)) for row in skipped],
+        **{
+            name[: -len(".csv")]: [dict(zip(REPORT_COLUMNS[name], row)) for row in rows]
+            for name, rows in report_rows(run).items()
+        },
         "files": [
-            {"file": r.rel, "lines": r.lines, "changed": r.changed, "changes": len(r.changes), "skipped": r.skipped}
+            {
+                "file": r.rel,
+                "lines": r.lines,
+                "changed": r.changed,
+                "changes": len(r.changes),
+                "skipped": r.skipped,
+                **verdicts[r.rel],
+            }
             for r in run.results
         ],
     }
@@ -91,6 +139,8 @@ def log_text(run, changes, skipped) -> str:
     ]
     lines += [f"{row[0]}: line {row[1]} ~ {row[2]} Operation Type: {row[3]} Message: {row[4]} [{row[5]}]" for row in changes]
     lines += [f"{rel}: skipped: {reason}" for rel, reason in skipped]
+    for name, rows in report_rows(run).items():
+        lines += [f"{name}: " + ", ".join(str(value) for value in row) for row in rows]
     counts = summary_counts(run)
     lines.append("summary: " + ", ".join(f"{key}={value}" for key, value in counts.items()))
     return "\n".join(lines) + "\n"

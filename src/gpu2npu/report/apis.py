@@ -1,0 +1,190 @@
+"""unsupported_api.csv, unknown_api.csv, cuda_op_list.csv and the advice reports: what the
+project's code will not (or may not) do on NPU for the target version, and what to do instead.
+
+Everything is decided on the original code. Uses that the migration rewrites (``torch.cuda.*``
+with a counterpart, the profiler, ...) are converted, so they are not reported; ``torch.cuda``
+names without a counterpart for the version are.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+
+from gpu2npu.analysis import advice
+from gpu2npu.analysis.callsites import CallSite
+from gpu2npu.analysis.cuda_ops import CudaOp, Extension, ops_for_call
+from gpu2npu.kb import KnowledgeBase, is_torch_name, normalise_api
+from gpu2npu.rules.index import RuleIndex
+
+API_COLUMNS = ("File", "Start Line", "End Line", "OP", "Tips", "Status", "Confidence", "Source")
+ADVICE_COLUMNS = ("File", "Start Line", "End Line", "OP", "Tips")
+CUDA_OP_COLUMNS = ("File", "Api")
+UNSUPPORTED, UNKNOWN, LIMITED = "unsupported", "unknown", "supported_with_limits"
+FLOAT64_TIP = (
+    "float64 is not generally supported on NPU (some operators compute in float32 or fall back to the CPU): "
+    "use float32 where the precision allows"
+)
+# Torch base classes whose methods subclasses inherit (checked when a subclass's method is not listed).
+INHERITED_FROM = (
+    ("torch.nn.", "torch.nn.Module"),
+    ("torch.optim.lr_scheduler.", "torch.optim.lr_scheduler.LRScheduler"),
+    ("torch.optim.", "torch.optim.Optimizer"),
+)
+CUDA_OP_TIP = "user-defined CUDA operator: port it to the NPU (Ascend C custom operator or torch/torch_npu operators)"
+
+
+@dataclass(frozen=True, order=True)
+class ApiRow:
+    file: str
+    start_line: int
+    end_line: int
+    op: str
+    tip: str
+    status: str
+    confidence: str
+    source: str
+
+    def as_tuple(self) -> tuple:
+        return (self.file, self.start_line, self.end_line, self.op, self.tip, self.status, self.confidence, self.source)
+
+
+@dataclass
+class ApiReports:
+    unsupported: List[ApiRow]
+    unknown: List[ApiRow]
+    cuda_ops: List[Tuple[str, str]]
+    precision: List[tuple]
+    performance: List[tuple]
+
+
+class ApiJudge:
+    """Decides the row (if any) for one use of an API."""
+
+    def __init__(self, index: RuleIndex, kb: KnowledgeBase, ops: Sequence[CudaOp], extensions: Sequence[Extension]):
+        self.index = index
+        self.version = index.version
+        self.kb = kb
+        self.ops = ops
+        self.extensions = extensions
+
+    def row(self, site: CallSite) -> Optional[ApiRow]:
+        if site.kind == "attribute" or (site.kind == "call" and not site.api and site.method == "double"):
+            return self._make(site, site.api or "torch.Tensor.double", FLOAT64_TIP, LIMITED, "listed", "rules:M054")
+        if site.kind == "import":
+            return self._module_row(site)
+        op = self._cuda_op(site)
+        if op is not None:
+            return self._make(site, _call_name(site), CUDA_OP_TIP, UNSUPPORTED, "listed", f"cuda_op_list:{op.file}")
+        if not site.api:
+            return None
+        if is_torch_name(site.api):
+            return self._torch_row(site)
+        return None
+
+    def _torch_row(self, site: CallSite) -> Optional[ApiRow]:
+        api = normalise_api(site.api)
+        found = self.index.longest_name_match(api)
+        if found is not None and found[1].new is not None:
+            return None  # the migration rewrites it
+        if found is not None and found[0].startswith("torch.cuda"):
+            tip = f"no NPU counterpart for torch {self.version}: remove it or guard it with torch.npu.is_available()"
+            return self._make(site, api, tip, UNSUPPORTED, "listed", f"rules:{found[1].rule_id}")
+        answer = self.kb.lookup(api, self.version, self._overrides(api))
+        if answer is not None and answer.status == UNKNOWN and _is_method(api):
+            answer = self._inherited(api)
+        if answer is None or answer.status not in (UNSUPPORTED, UNKNOWN):
+            return None
+        return self._make(site, api, answer.tip, answer.status, answer.confidence, answer.source)
+
+    def _inherited(self, api: str):
+        """A method of a torch class that the lists do not name: the answer of the torch base
+        class that defines it (Module.to, Optimizer.step) when that says unsupported; methods
+        are otherwise not reported, as the reference tool did not either (their receivers'
+        types are guesses)."""
+        cls, method = api.rsplit(".", 1)
+        for prefix, base in INHERITED_FROM:
+            if cls.startswith(prefix) and cls != base:
+                answer = self.kb.lookup(f"{base}.{method}", self.version, self._overrides(f"{base}.{method}"))
+                if answer is not None and answer.status == UNSUPPORTED:
+                    return answer
+        return None
+
+    def _module_row(self, site: CallSite) -> Optional[ApiRow]:
+        """An import of a CUDA-only library (a status rule on the module or a parent of it)."""
+        parts = site.api.split(".")
+        for end in range(len(parts), 0, -1):
+            module = ".".join(parts[:end])
+            rules = self.index.api_status.get(module)
+            if rules and not is_torch_name(module):
+                answer = self.kb.lookup(module, self.version, rules)
+                if answer is not None and answer.status in (UNSUPPORTED, LIMITED):
+                    return self._make(site, site.api, answer.tip, answer.status, answer.confidence, answer.source)
+        return None
+
+    def _overrides(self, api: str):
+        return self.index.api_status.get(api, ())
+
+    def _cuda_op(self, site: CallSite) -> Optional[CudaOp]:
+        if not self.ops or site.kind != "call":
+            return None
+        return ops_for_call(_call_name(site), len(site.args), site.keywords, self.ops, self.extensions)
+
+    @staticmethod
+    def _make(site: CallSite, op: str, tip: str, status: str, confidence: str, source: str) -> ApiRow:
+        source = "not listed" if source == "-" else source
+        return ApiRow(site.file, site.start_line, site.end_line, op, tip, status, confidence, source)
+
+
+def _is_method(api: str) -> bool:
+    """torch.optim.Adam.step: a method (lower case) of a class (capitalised)."""
+    parts = api.split(".")
+    return len(parts) >= 3 and parts[-2][:1].isupper() and parts[-1][:1].islower()
+
+
+def _call_name(site: CallSite) -> str:
+    return site.api or (f"{site.receiver}.{site.method}" if site.receiver else site.method)
+
+
+def api_reports(
+    calls: Iterable[CallSite], index: RuleIndex, ops: Sequence[CudaOp], extensions: Sequence[Extension]
+) -> ApiReports:
+    calls = sorted(calls)
+    judge = ApiJudge(index, KnowledgeBase.load(), ops, extensions)
+    rows = sorted({row for row in (judge.row(site) for site in calls) if row is not None})
+    unsupported = [row for row in rows if row.status != UNKNOWN]
+    unknown = [row for row in rows if row.status == UNKNOWN]
+    precision = [_advice_tuple(r) for r in advice.precision_rows(calls)]
+    performance = [_advice_tuple(r) for r in advice.project_rows(calls)] + [
+        _advice_tuple(r) for r in advice.performance_rows(calls)
+    ]
+    cuda_ops = sorted({(op.file, op.name) for op in ops})
+    return ApiReports(unsupported, unknown, cuda_ops, precision, performance)
+
+
+def _advice_tuple(row) -> tuple:
+    if not row.file:  # project-level advice, written as the reference tool does
+        return ("NA", "NA", "NA", row.op, row.tip)
+    return (row.file, row.start_line, row.end_line, row.op, row.tip)
+
+
+def file_verdicts(results, reports: ApiReports) -> Dict[str, dict]:
+    """Per Python file: fully migrated, needs testing (unknown APIs) or needs manual work
+    (unsupported APIs, with the first blocking one), or not migrated (could not be parsed)."""
+    blocking: Dict[str, ApiRow] = {}
+    for row in reports.unsupported:
+        if row.status == UNSUPPORTED:
+            blocking.setdefault(row.file, row)
+    unknown_files = {row.file for row in reports.unknown}
+    verdicts = {}
+    for result in results:
+        if result.skipped:
+            verdicts[result.rel] = {"status": "not migrated", "first_blocking_api": "", "reason": result.skipped}
+        elif result.rel in blocking:
+            row = blocking[result.rel]
+            verdicts[result.rel] = {"status": "needs manual work", "first_blocking_api": f"{row.op} (line {row.start_line})"}
+        elif result.rel in unknown_files:
+            verdicts[result.rel] = {"status": "needs testing", "first_blocking_api": ""}
+        else:
+            verdicts[result.rel] = {"status": "fully migrated", "first_blocking_api": ""}
+    return verdicts

@@ -1,0 +1,18 @@
+import torch as t
+from torch import nn
+import flash_attn
+import my_ext
+
+
+class Net(nn.Module):
+    def forward(self, x):
+        return my_ext.fused_add(x, x).double()
+
+
+def main():
+    model = nn.DataParallel(Net())
+    t.cuda.get_arch_list()
+    program = t.export.export(model, (t.zeros(2),))
+    ids = t.LongTensor([1, 2])
+    y = model.fused_add(ids)  # not the extension: a method of some object
+    return program, y, t.zeros(2, dtype=t.float64)

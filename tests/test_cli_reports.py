@@ -1,0 +1,100 @@
+"""The API reports of `gpu2npu migrate`: exact rows, versions, C++ extensions, determinism."""
+
+import csv
+import json
+import shutil
+
+import pytest
+
+from helpers import REPO, run_cli, tree_files
+
+PROJECT = REPO / "tests" / "projects" / "apis"
+FP64_TIP = (
+    "float64 is not generally supported on NPU (some operators compute in float32 or fall back to the CPU): "
+    "use float32 where the precision allows"
+)
+
+
+def migrate(tmp_path, version="2.8.0", source=PROJECT, jobs="1"):
+    result = run_cli("migrate", "-i", source, "-o", tmp_path / "out", "-v", version, "-j", jobs)
+    assert result.returncode == 0, result.stderr
+    return result, tmp_path / "out" / f"{source.name}_msft" / "transplant_result_file"
+
+
+def rows(path):
+    with open(path, newline="", encoding="utf-8") as handle:
+        return list(csv.reader(handle))
+
+
+def test_unsupported_rows_through_aliases_extensions_and_libraries(tmp_path):
+    _, reports = migrate(tmp_path)
+    assert rows(reports / "unsupported_api.csv") == [
+        ["File", "Start Line", "End Line", "OP", "Tips", "Status", "Confidence", "Source"],
+        ["train.py", "3", "3", "flash_attn",
+         "flash-attn is CUDA-only: use torch_npu.npu_fusion_attention (or torch.nn.functional.scaled_dot_product_attention)",
+         "unsupported", "listed", "rules:G2N056"],
+        ["train.py", "9", "9", "my_ext.fused_add",
+         "user-defined CUDA operator: port it to the NPU (Ascend C custom operator or torch/torch_npu operators)",
+         "unsupported", "listed", "cuda_op_list:csrc/ops.cpp"],
+        ["train.py", "9", "9", "torch.Tensor.double", FP64_TIP, "supported_with_limits", "listed", "rules:M054"],
+        ["train.py", "13", "13", "torch.nn.DataParallel", "use torch.nn.parallel.DistributedDataParallel (one process per NPU)",
+         "unsupported", "listed", "docs@2.8.0"],
+        ["train.py", "14", "14", "torch.cuda.get_arch_list",
+         "no NPU counterpart for torch 2.8.0: remove it or guard it with torch.npu.is_available()",
+         "unsupported", "listed", "rules:G2N294"],
+        ["train.py", "15", "15", "torch.export.export",
+         "not supported on NPU for torch 2.8.0: replace it, or run this part on the CPU", "unsupported", "listed", "docs@2.8.0"],
+        ["train.py", "18", "18", "torch.float64", FP64_TIP, "supported_with_limits", "listed", "rules:M054"],
+    ]
+    assert rows(reports / "unknown_api.csv")[1:] == [
+        ["train.py", "16", "16", "torch.LongTensor", "not validated on NPU for torch 2.8.0: test it before relying on it",
+         "unknown", "none", "not listed"],
+    ]
+    assert rows(reports / "cuda_op_list.csv") == [["File", "Api"], ["csrc/ops.cpp", "fused_add"]]
+
+
+def test_no_row_says_na(tmp_path):
+    _, reports = migrate(tmp_path)
+    for name in ("unsupported_api.csv", "unknown_api.csv"):
+        for row in rows(reports / name)[1:]:
+            assert row[4] and row[4] != "NA", row
+
+
+@pytest.mark.parametrize("version,expected", [("2.1.0", []), ("2.6.0", ["docs@2.6.0"])])
+def test_an_api_whose_status_differs_by_version(tmp_path, version, expected):
+    _, reports = migrate(tmp_path, version)
+    sources = [row[7] for row in rows(reports / "unsupported_api.csv") if row[3] == "torch.export.export"]
+    assert sources == expected
+
+
+def test_summary_counts_rows_and_report_json_has_verdicts(tmp_path):
+    result, reports = migrate(tmp_path)
+    assert "| unsupported_api.csv            |    7 |" in result.stdout
+    assert "| cuda_op_list.csv               |    1 |" in result.stdout
+    assert "  train.py: flash_attn (line 3)" in result.stdout
+    report = json.loads((reports / "report.json").read_text())
+    assert report["report_rows"] == {
+        "unsupported_api.csv": 7,
+        "unknown_api.csv": 1,
+        "cuda_op_list.csv": 1,
+        "api_precision_advice.csv": 0,
+        "api_performance_advice.csv": 3,
+    }
+    verdicts = {f["file"]: (f["status"], f["first_blocking_api"]) for f in report["files"]}
+    assert verdicts == {"setup.py": ("fully migrated", ""), "train.py": ("needs manual work", "flash_attn (line 3)")}
+    assert [r["OP"] for r in report["unsupported_api"]][:2] == ["flash_attn", "my_ext.fused_add"]
+
+
+def test_reports_are_identical_for_one_and_two_workers(tmp_path):
+    source = tmp_path / "big"
+    shutil.copytree(PROJECT, source)
+    for number in range(30):  # enough files for the worker pool to start
+        shutil.copy(PROJECT / "train.py", source / f"train_{number:02d}.py")
+    one = tmp_path / "one"
+    two = tmp_path / "two"
+    one.mkdir()
+    two.mkdir()
+    migrate(one, source=source, jobs="1")
+    migrate(two, source=source, jobs="2")
+    assert tree_files(one / "out") == tree_files(two / "out")
+    assert len(rows(one / "out" / "big_msft" / "transplant_result_file" / "unsupported_api.csv")) == 1 + 7 * 31
