@@ -21,7 +21,6 @@ from gpu2npu.rewrite.kinds import KINDS, import_insert, import_remove, string
 from gpu2npu.rewrite.scopes import LOCAL, ImportBinding, ScopeStack
 
 STRING_NODES = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
-COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 
 
 class ProjectFacts:
@@ -157,20 +156,19 @@ class MigrationTransformer(cst.CSTTransformer):
         self._class_names.pop()
         return updated_node
 
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        if isinstance(node, COMPREHENSIONS):
-            self.scopes.push("comprehension")
-            clause = node.for_in
-            while clause is not None:
-                self._bind_target(clause.target)
-                clause = clause.inner_for_in
-        return super().on_visit(node)
+    def _enter_comprehension(self, node) -> None:
+        self.scopes.push("comprehension")
+        clause = node.for_in
+        while clause is not None:
+            self._bind_target(clause.target)
+            clause = clause.inner_for_in
 
-    def on_leave(self, original_node, updated_node):
-        result = super().on_leave(original_node, updated_node)
-        if isinstance(original_node, COMPREHENSIONS):
-            self.scopes.pop()
-        return result
+    def _leave_comprehension(self, original_node, updated_node):
+        self.scopes.pop()
+        return updated_node
+
+    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _enter_comprehension
+    leave_ListComp = leave_SetComp = leave_DictComp = leave_GeneratorExp = _leave_comprehension
 
     def _bind_parameters(self, params: cst.Parameters) -> None:
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):

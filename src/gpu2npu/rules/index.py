@@ -53,7 +53,7 @@ class RuleIndex:
     remove_imports: Dict[str, Rule] = field(default_factory=dict)
     rules_by_id: Dict[str, Rule] = field(default_factory=dict)
     api_status: Dict[str, List[Rule]] = field(default_factory=dict)  # ApiStatusRule overrides by api
-    trigger_words: set = field(default_factory=set)
+    trigger_words: set = field(default_factory=set)  # regexes (plain words escaped)
     tree_trigger_words: set = field(default_factory=set)  # of the kinds that need a syntax tree
     triggers: Optional["re.Pattern[bytes]"] = None
     tree_triggers: Optional["re.Pattern[bytes]"] = None
@@ -89,20 +89,21 @@ def compile_index(rule_set: RuleSet, version: str, disabled_ids=()) -> RuleIndex
         kind = KINDS[rule.kind]
         kind.compile(rule, index)
         index.rules_by_id[rule.id] = rule
-        words = kind.trigger_words(rule)
-        index.trigger_words.update(words)
+        patterns = {re.escape(word) for word in kind.trigger_words(rule)}
+        patterns |= set(getattr(kind, "trigger_patterns", lambda _: ())(rule))
+        index.trigger_words.update(patterns)
         if not getattr(kind, "TEXT_ONLY", False):
-            index.tree_trigger_words.update(words)
+            index.tree_trigger_words.update(patterns)
     index.triggers = _alternation(index.trigger_words)
     index.tree_triggers = _alternation(index.tree_trigger_words)
     return index
 
 
-def _alternation(words) -> Optional["re.Pattern[bytes]"]:
-    if not words:
+def _alternation(patterns) -> Optional["re.Pattern[bytes]"]:
+    """One regex matching any of the patterns (longest first, so the scan stops early)."""
+    if not patterns:
         return None
-    alternatives = sorted((re.escape(word) for word in words), key=len, reverse=True)
-    return re.compile("|".join(alternatives).encode("utf-8"))
+    return re.compile("|".join(sorted(patterns, key=len, reverse=True)).encode("utf-8"))
 
 
 def last_segment(name: str) -> str:

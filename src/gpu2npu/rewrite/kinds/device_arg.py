@@ -13,9 +13,12 @@ int. The argument is rewritten only where it may be an int (not for a string, a
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from gpu2npu.rewrite.kinds._arglist import find_argument, replace_value
+from gpu2npu.rewrite.facts import DTYPE_NAMES
 from gpu2npu.rewrite.kinds._common import call_key, check_names, name_trigger
 from gpu2npu.rules.model import Field
 
@@ -43,10 +46,29 @@ def compile(rule, index):
 
 
 def trigger_words(rule):
+    return set()  # see trigger_patterns: plain words would send most model files to libcst
+
+
+# Values apply() never wraps whatever the file says: strings, dtypes, None, and `x.device` --
+# unless the file assigns a `.device` attribute or parses arguments (then `x.device` may be an
+# int, and the two extra patterns send the file to the full pass).
+_NEVER_INT = (
+    r"(?![rRbBuUfF]{0,2}['\"])(?!None\b)(?!(?:[\w.]*[._])?dtype\b)(?![\w.]*\.device\b)"
+    r"(?!torch\.(?:" + "|".join(sorted(DTYPE_NAMES)) + r")\b)"
+)
+_MAY_MAKE_DEVICE_ATTRIBUTES_INT = (r"\.device\s*=[^=]", r"add_argument")
+
+
+def trigger_patterns(rule):
+    """Regexes a file must match for this rule to possibly fire in it."""
     name = rule["func_name"]
+    patterns = set(_MAY_MAKE_DEVICE_ATTRIBUTES_INT)
     if rule["arg_keyword"]:
-        return {rule["arg_keyword"]}  # every call passing it by keyword spells it out
-    return {name_trigger(name)} if "." in name else {f".{name}("}
+        patterns.add(r"\b" + re.escape(rule["arg_keyword"]) + r"\s*=\s*" + _NEVER_INT)
+    if rule["arg_idx"] >= 0:
+        callee = re.escape("." + name if "." not in name else name_trigger(name))
+        patterns.add(callee + r"\(\s*(?!\))(?!\w+\s*=[^=])" + _NEVER_INT if rule["arg_idx"] == 0 else callee)
+    return patterns
 
 
 def apply(rule, call: cst.Call, ctx) -> cst.Call:

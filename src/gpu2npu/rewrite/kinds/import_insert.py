@@ -40,8 +40,8 @@ def already_imported(source: str, module: str) -> bool:
     """Whether the file imports ``module`` anywhere (then inserting it again would be noise).
     A text search finds candidates cheaply; the syntax tree confirms them (a docstring may
     quote an import)."""
-    pattern = rf"^[ \t]*(import[ \t]+{re.escape(module)}\b|from[ \t]+{re.escape(module)}\b)"
-    if re.search(pattern, source, re.MULTILINE) is None:
+    pattern = rf"\b(?:import|from)[ \t]+{re.escape(module)}\b"
+    if re.search(pattern, source) is None:
         return False
     try:
         return _ast_imports(ast.parse(source), module)
