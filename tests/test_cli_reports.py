@@ -30,6 +30,9 @@ def test_unsupported_rows_through_aliases_extensions_and_libraries(tmp_path):
     _, reports = migrate(tmp_path)
     assert rows(reports / "unsupported_api.csv") == [
         ["File", "Start Line", "End Line", "OP", "Tips", "Status", "Confidence", "Source"],
+        ["setup.py", "6", "6", "torch.utils.cpp_extension.CUDAExtension",
+         "CUDA kernels do not build for NPU: port them (Ascend C custom operator) and build with "
+         "torch_npu.utils.cpp_extension.NpuExtension", "unsupported", "listed", "rules:G2N072"],
         ["train.py", "3", "3", "flash_attn",
          "flash-attn is CUDA-only: use torch_npu.npu_fusion_attention (or torch.nn.functional.scaled_dot_product_attention)",
          "unsupported", "listed", "rules:G2N056"],
@@ -45,12 +48,19 @@ def test_unsupported_rows_through_aliases_extensions_and_libraries(tmp_path):
         ["train.py", "15", "15", "torch.export.export",
          "not supported on NPU for torch 2.8.0: replace it, or run this part on the CPU", "unsupported", "listed", "docs@2.8.0"],
         ["train.py", "18", "18", "torch.float64", FP64_TIP, "supported_with_limits", "listed", "rules:M054"],
+        ["train.py", "21", "21", "torch.jit.script",
+         "TorchScript gains nothing on NPU (transfer_to_npu turns torch.jit.script into a no-op from torch 2.1): "
+         "keep the eager module, or try torch.compile", "supported_with_limits", "listed", "rules:G2N070"],
     ]
     assert rows(reports / "unknown_api.csv")[1:] == [
         ["train.py", "16", "16", "torch.LongTensor", "not validated on NPU for torch 2.8.0: test it before relying on it",
          "unknown", "none", "not listed"],
     ]
-    assert rows(reports / "cuda_op_list.csv") == [["File", "Api"], ["csrc/ops.cpp", "fused_add"]]
+    assert rows(reports / "cuda_op_list.csv") == [
+        ["File", "Api"],
+        ["csrc/ops.cpp", "fused_add"],
+        ["setup.py", "my_ext (CUDAExtension)"],
+    ]
 
 
 def test_no_row_says_na(tmp_path):
@@ -69,20 +79,23 @@ def test_an_api_whose_status_differs_by_version(tmp_path, version, expected):
 
 def test_summary_counts_rows_and_report_json_has_verdicts(tmp_path):
     result, reports = migrate(tmp_path)
-    assert "| unsupported_api.csv            |    7 |" in result.stdout
-    assert "| cuda_op_list.csv               |    1 |" in result.stdout
+    assert "| unsupported_api.csv            |    9 |" in result.stdout
+    assert "| cuda_op_list.csv               |    2 |" in result.stdout
     assert "  train.py: flash_attn (line 3)" in result.stdout
     report = json.loads((reports / "report.json").read_text())
     assert report["report_rows"] == {
-        "unsupported_api.csv": 7,
+        "unsupported_api.csv": 9,
         "unknown_api.csv": 1,
-        "cuda_op_list.csv": 1,
+        "cuda_op_list.csv": 2,
         "api_precision_advice.csv": 0,
         "api_performance_advice.csv": 3,
     }
     verdicts = {f["file"]: (f["status"], f["first_blocking_api"]) for f in report["files"]}
-    assert verdicts == {"setup.py": ("fully migrated", ""), "train.py": ("needs manual work", "flash_attn (line 3)")}
-    assert [r["OP"] for r in report["unsupported_api"]][:2] == ["flash_attn", "my_ext.fused_add"]
+    assert verdicts == {
+        "setup.py": ("needs manual work", "torch.utils.cpp_extension.CUDAExtension (line 6)"),
+        "train.py": ("needs manual work", "flash_attn (line 3)"),
+    }
+    assert [r["OP"] for r in report["unsupported_api"]][1:3] == ["flash_attn", "my_ext.fused_add"]
 
 
 def test_reports_are_identical_for_one_and_two_workers(tmp_path):
@@ -97,4 +110,16 @@ def test_reports_are_identical_for_one_and_two_workers(tmp_path):
     migrate(one, source=source, jobs="1")
     migrate(two, source=source, jobs="2")
     assert tree_files(one / "out") == tree_files(two / "out")
-    assert len(rows(one / "out" / "big_msft" / "transplant_result_file" / "unsupported_api.csv")) == 1 + 7 * 31
+    assert len(rows(one / "out" / "big_msft" / "transplant_result_file" / "unsupported_api.csv")) == 1 + 1 + 8 * 31
+
+
+def test_an_undecodable_cpp_file_is_reported_not_fatal(tmp_path):
+    source = tmp_path / "proj"
+    shutil.copytree(PROJECT, source)
+    (source / "csrc" / "broken.cu").write_bytes(b"// \xff\xfe not text\nPYBIND11_MODULE(x, m) {}\n")
+    _, reports = migrate(tmp_path, source=source)
+    skipped = rows(reports / "skipped_files.csv")
+    assert [row[0] for row in skipped[1:]] == ["csrc/broken.cu"]
+    assert skipped[1][1].startswith("C++ source ") and skipped[1][1].endswith("; not analysed")
+    assert (tmp_path / "out" / "proj_msft" / "csrc" / "broken.cu").read_bytes() == (source / "csrc" / "broken.cu").read_bytes()
+    assert rows(reports / "cuda_op_list.csv")[1:] == [["csrc/ops.cpp", "fused_add"], ["setup.py", "my_ext (CUDAExtension)"]]

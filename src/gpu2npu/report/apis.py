@@ -93,7 +93,7 @@ class ApiJudge:
         answer = self.kb.lookup(api, self.version, self._overrides(api))
         if answer is not None and answer.status == UNKNOWN and _is_method(api):
             answer = self._inherited(api)
-        if answer is None or answer.status not in (UNSUPPORTED, UNKNOWN):
+        if answer is None or not (answer.status in (UNSUPPORTED, UNKNOWN) or _ruled_limit(answer)):
             return None
         return self._make(site, api, answer.tip, answer.status, answer.confidence, answer.source)
 
@@ -136,6 +136,12 @@ class ApiJudge:
         return ApiRow(site.file, site.start_line, site.end_line, op, tip, status, confidence, source)
 
 
+def _ruled_limit(answer) -> bool:
+    """A limit a status rule states on purpose (torch.jit.script) is reported; the lists' many
+    'supported with limits' (mostly dtype lists) are not."""
+    return answer.status == LIMITED and answer.source.startswith(("rules:", "user:"))
+
+
 def _is_method(api: str) -> bool:
     """torch.optim.Adam.step: a method (lower case) of a class (capitalised)."""
     parts = api.split(".")
@@ -158,7 +164,7 @@ def api_reports(
     performance = [_advice_tuple(r) for r in advice.project_rows(calls)] + [
         _advice_tuple(r) for r in advice.performance_rows(calls)
     ]
-    cuda_ops = sorted({(op.file, op.name) for op in ops})
+    cuda_ops = sorted({(op.file, op.name) for op in ops} | {(e.file, f"{e.module or e.variable} ({e.kind})") for e in extensions})
     return ApiReports(unsupported, unknown, cuda_ops, precision, performance)
 
 

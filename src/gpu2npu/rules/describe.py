@@ -5,6 +5,8 @@ from __future__ import annotations
 
 def describe(rule) -> str:
     f = rule.fields
+    if rule.kind == "ApiStatusRule":
+        return f"report {f['api']} as {f['status']}"
     if rule.kind == "InsertImportRule":
         return f"insert 'import {f['module']}' after the first import of {f['after_module']}"
     if rule.kind == "RemoveImportRule":

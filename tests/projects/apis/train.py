@@ -16,3 +16,8 @@ def main():
     ids = t.LongTensor([1, 2])
     y = model.fused_add(ids)  # not the extension: a method of some object
     return program, y, t.zeros(2, dtype=t.float64)
+
+
+@t.jit.script
+def scale(x):
+    return x * 2
