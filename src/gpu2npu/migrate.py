@@ -101,41 +101,43 @@ class ProjectScan:
 
 def scan_project(plan: Plan, index: RuleIndex) -> ProjectScan:
     """Classes defining (or inheriting) a method a rule renames -- calls of their own method
-    stay -- and the custom CUDA operators the project builds. Only files that mention the
-    method or a C++ extension are parsed."""
-    trees: Dict[str, list] = {method: [] for method in index.methods}
-    extensions: List[Extension] = []
-    inline: List[CudaOp] = []
+    stay -- and the custom CUDA operators the project builds. Only files that define such a
+    method, derive from such a class, or mention a C++ extension are parsed here."""
+    sources: Dict[str, bytes] = {}
     for entry in plan.of_kind(PYTHON):
         try:
-            data = (plan.root / entry.rel).read_bytes()
+            sources[entry.rel] = (plan.root / entry.rel).read_bytes()
         except OSError:
             continue
-        wanted = [method for method in index.methods if method.encode() in data]
-        tree = parse_ast(data) if wanted or b"cpp_extension" in data else None
-        if tree is None:
-            continue
-        for method in wanted:
-            trees[method].append(tree)
+    extensions: List[Extension] = []
+    inline: List[CudaOp] = []
+    for rel, data in sources.items():
         if b"cpp_extension" in data:
             text = data.decode("utf-8", "replace")
-            extensions += find_extensions(text, entry.rel)
-            inline += inline_ops(text, entry.rel)
+            extensions += find_extensions(text, rel)
+            inline += inline_ops(text, rel)
     ops, unreadable = read_cpp_ops(plan.root, [e.rel for e in plan.of_kind(COPY) if e.rel.endswith(CPP_SUFFIXES)])
     plan.notes.extend((rel, f"C++ source {reason}; not analysed") for rel, reason in unreadable)
-    return ProjectScan(ProjectFacts(_method_classes(trees)), sorted(ops + inline), extensions)
+    method_classes = {m: found for m in index.methods if (found := _classes_with_method(sources, m))}
+    return ProjectScan(ProjectFacts(method_classes), sorted(ops + inline), extensions)
 
 
-def _method_classes(trees: Dict[str, list]) -> Dict[str, Set[str]]:
-    method_classes: Dict[str, Set[str]] = {}
-    for method, method_trees in trees.items():
-        found: Set[str] = set()
-        for _ in range(3):  # a subclass may sit in another file than its base: settle over a few rounds
-            for tree in method_trees:
+def _classes_with_method(sources: Dict[str, bytes], method: str) -> Set[str]:
+    """Project classes defining ``method``, then (rarely needed) their subclasses anywhere."""
+    marker = f"def {method}(".encode()
+    found: Set[str] = set()
+    for data in sources.values():
+        if marker in data and (tree := parse_ast(data)) is not None:
+            found |= classes_defining(tree, method)
+    grew = bool(found)
+    while grew:  # a subclass may sit in another file than its base
+        names = [name.encode() for name in found]
+        before = len(found)
+        for data in sources.values():
+            if any(name in data for name in names) and (tree := parse_ast(data)) is not None:
                 found |= classes_defining(tree, method, found)
-        if found:
-            method_classes[method] = found
-    return method_classes
+        grew = len(found) > before
+    return found
 
 
 def analysis_context(index: RuleIndex, scan: ProjectScan) -> AnalysisContext:
