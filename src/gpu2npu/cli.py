@@ -154,3 +154,45 @@ def rules_explain(name, version, rule_files):
         click.echo(f"{name} (torch {target}): not judged; only torch.* names are checked against the Ascend API lists")
         return
     click.echo("\n".join(explanation(answer)))
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@version_option
+@click.option("-r", "--rule", "rule_files", multiple=True, metavar="FILE", help="Extra rule file (JSON or YAML).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif", "junit", "github"]), default="text", show_default=True)
+@click.option("--output", type=click.Path(path_type=Path), help="Write the report here instead of stdout.")
+@click.option(
+    "--fail-on",
+    type=click.Choice(["unsupported", "cuda-op", "unknown", "any"]),
+    default="unsupported",
+    show_default=True,
+    help="Lowest category that fails the run (any < unknown < cuda-op < unsupported).",
+)
+@click.option("--baseline", type=click.Path(path_type=Path), help="Accepted findings: fail only on new ones.")
+@click.option("--update-baseline", is_flag=True, help="Write the current findings to --baseline and exit 0.")
+@click.option("--exclude", "excludes", multiple=True, metavar="GLOB", help="Skip paths matching GLOB; repeat for several.")
+@click.option("-j", "--jobs", default=0, type=click.IntRange(min=0), help="Worker processes (default: all cores).")
+def check(paths, version, rule_files, fmt, output, fail_on, baseline, update_baseline, excludes, jobs):
+    """Fail (exit 1) when PATHS hold code that will not run on Ascend NPU; read-only.
+
+    Exit codes: 0 nothing at or above --fail-on beyond the baseline; 1 such findings;
+    2 usage or input error."""
+    from gpu2npu.check.formats import render
+    from gpu2npu.check.run import run_check
+
+    if update_baseline and baseline is None:
+        raise UserError("--update-baseline needs --baseline FILE", "name the file to write")
+    target = resolve_version(version) if version else default_version()
+    result = run_check(
+        paths, target, rule_files, fail_on, baseline, update_baseline, excludes, jobs, progress=sys.stderr.isatty()
+    )
+    report = render(fmt, result.findings, result.summary, result.failing)
+    if output is not None:
+        output.write_text(report, encoding="utf-8")
+    else:
+        click.echo(report, nl=False)
+    if update_baseline:
+        click.echo(f"gpu2npu: wrote {len(result.findings)} finding(s) to the baseline {baseline}", err=True)
+        return
+    sys.exit(result.exit_code)

@@ -152,6 +152,19 @@ def analysis_context(index: RuleIndex, scan: ProjectScan) -> AnalysisContext:
     return AnalysisContext(index.version, frozenset(roots), frozenset(methods), details)
 
 
+def analyse_only(options: MigrateOptions) -> MigrationRun:
+    """Everything a migration would find and change, without writing anything (for `check`)."""
+    if not options.input.exists():
+        raise UserError(f"'{options.input}' does not exist", "pass existing files or directories")
+    index = build_index(options)
+    plan = plan_input(options.input)
+    run = MigrationRun(options, index, plan, project_name(options.input))
+    scan = scan_project(plan, index)
+    run.results = _process_python(run, scan.facts, None, lambda: None, analysis_context(index, scan))
+    run.apis = api_reports((c for r in run.results for c in r.calls), index, scan.ops, scan.extensions)
+    return run
+
+
 def run_migration(options: MigrateOptions) -> MigrationRun:
     destination = check_paths(options)
     index = build_index(options)

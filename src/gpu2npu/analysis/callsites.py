@@ -17,6 +17,7 @@ class CallSite:
     args: Tuple[str, ...] = ()  # source text of the positional arguments
     keywords: Tuple[Tuple[str, str], ...] = ()  # (keyword, source text of the value)
     receiver: str = ""  # dotted receiver of a method call whose type is unknown ('ext' in ext.op(x))
+    column: int = 1  # 1-based column where the use starts
 
     def keyword(self, name: str, default: str = None):
         for key, value in self.keywords:

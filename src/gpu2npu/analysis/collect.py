@@ -202,7 +202,10 @@ class _Collector(ast.NodeVisitor):
         args = tuple(text(a) for a in node.args)
         keywords = tuple((k.arg or "**", text(k.value)) for k in node.keywords)
         self.sites.append(
-            CallSite(self.rel, node.lineno, node.end_lineno or node.lineno, api, "call", method, args, keywords, receiver)
+            CallSite(
+                self.rel, node.lineno, node.end_lineno or node.lineno, api, "call", method, args, keywords, receiver,
+                node.col_offset + 1,
+            )
         )
         self.generic_visit(node)
 
@@ -251,4 +254,5 @@ class _Collector(ast.NodeVisitor):
                 self._callees.add(id(node.func))
 
     def _add(self, node: ast.AST, api: str, kind: str) -> None:
-        self.sites.append(CallSite(self.rel, node.lineno, getattr(node, "end_lineno", None) or node.lineno, api, kind))
+        end = getattr(node, "end_lineno", None) or node.lineno
+        self.sites.append(CallSite(self.rel, node.lineno, end, api, kind, column=node.col_offset + 1))

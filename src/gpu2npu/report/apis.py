@@ -44,6 +44,7 @@ class ApiRow:
     status: str
     confidence: str
     source: str
+    column: int = 1  # not a report column; for `check`'s findings
 
     def as_tuple(self) -> tuple:
         return (self.file, self.start_line, self.end_line, self.op, self.tip, self.status, self.confidence, self.source)
@@ -133,7 +134,7 @@ class ApiJudge:
     @staticmethod
     def _make(site: CallSite, op: str, tip: str, status: str, confidence: str, source: str) -> ApiRow:
         source = "not listed" if source == "-" else source
-        return ApiRow(site.file, site.start_line, site.end_line, op, tip, status, confidence, source)
+        return ApiRow(site.file, site.start_line, site.end_line, op, tip, status, confidence, source, site.column)
 
 
 def _ruled_limit(answer) -> bool:
