@@ -196,3 +196,27 @@ def check(paths, version, rule_files, fmt, output, fail_on, baseline, update_bas
         click.echo(f"gpu2npu: wrote {len(result.findings)} finding(s) to the baseline {baseline}", err=True)
         return
     sys.exit(result.exit_code)
+
+
+@main.command()
+@click.option("-i", "--input", "input_path", required=True, type=click.Path(path_type=Path), help="Project (or library) directory, or a .py file.")
+@click.option("-o", "--output", "output_path", required=True, type=click.Path(path_type=Path), help="Directory that receives <name>_analysis/ (created if missing).")
+@version_option
+@click.option("-m", "--mode", type=click.Choice(["torch_apis"]), default="torch_apis", show_default=True, help="Analysis mode.")
+@click.option("-api", "--api-files", "api_files", multiple=True, type=click.Path(path_type=Path), metavar="CSV",
+              help="full_unsupported_results.csv of a third-party analysis; its functions count as unsupported. Repeat for several.")
+@click.option("-r", "--rule", "rule_files", multiple=True, metavar="FILE", help="Extra rule file (JSON or YAML).")
+@click.option("-j", "--jobs", default=0, type=click.IntRange(min=0), help="Worker processes (default: all cores).")
+@click.option("--force", is_flag=True, help="Replace an existing <name>_analysis output.")
+def analyse(input_path, output_path, version, mode, api_files, rule_files, jobs, force):
+    """Analyse a project for NPU without migrating it (reads the input only)."""
+    from gpu2npu.analyse import run_analysis
+
+    options = MigrateOptions(
+        input=input_path, output=output_path, version=chosen_version(version), rule_files=tuple(rule_files),
+        jobs=jobs, force=force, progress=sys.stderr.isatty(),
+    )
+    destination, summary = run_analysis(options, mode, api_files)
+    for name, count in summary["report_rows"].items():
+        click.echo(f"{name}: {count} row(s)")
+    click.echo(f"analysed {input_path} -> {destination}")

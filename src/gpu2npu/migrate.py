@@ -27,6 +27,7 @@ from gpu2npu.rewrite.transformer import ProjectFacts
 from gpu2npu.rules.describe import describe
 from gpu2npu.rules.index import RuleIndex, compile_index
 from gpu2npu.rules.loader import load_builtin_rules, load_rule_files
+from gpu2npu.rules.model import RuleSet
 
 OUTPUT_SUFFIX = "_msft"
 CPP_SUFFIXES = (".cpp", ".cc", ".cxx", ".cu", ".cuh")
@@ -53,21 +54,23 @@ class MigrationRun:
         return any(r.skipped.startswith("internal error") for r in self.results)
 
 
-def build_index(options: MigrateOptions) -> RuleIndex:
+def build_index(options: MigrateOptions, extra: Optional[RuleSet] = None) -> RuleIndex:
     rule_set = load_builtin_rules()
     rule_set.extend(load_rule_files(options.rule_files))
+    if extra is not None:
+        rule_set.extend(extra)
     unknown = set(options.disabled_rules) - rule_set.ids()
     if unknown:
         raise UserError(f"--disable-rule names unknown rule id(s) {', '.join(sorted(unknown))}", "see 'gpu2npu rules list'")
     return compile_index(rule_set, options.version, options.disabled_rules)
 
 
-def project_name(input_path: Path) -> str:
+def project_name(input_path: Path, suffix: str = OUTPUT_SUFFIX) -> str:
     base = input_path.stem if input_path.is_file() else input_path.resolve().name
-    return base + OUTPUT_SUFFIX
+    return base + suffix
 
 
-def check_paths(options: MigrateOptions) -> Path:
+def check_paths(options: MigrateOptions, suffix: str = OUTPUT_SUFFIX) -> Path:
     """Validate input and output; return the output project directory."""
     source = options.input
     if not source.exists():
@@ -82,7 +85,7 @@ def check_paths(options: MigrateOptions) -> Path:
     output = options.output.resolve()
     if source.is_dir() and _inside(output, root):
         raise UserError(f"output '{options.output}' is inside the input '{source}'", "choose an output outside the input")
-    destination = output / project_name(source)
+    destination = output / project_name(source, suffix)
     if _inside(root, destination):
         raise UserError(f"input '{source}' is inside the output '{destination}'", "choose another output directory")
     if (destination.exists() or destination.is_symlink()) and not options.diff and not options.force:
@@ -152,11 +155,12 @@ def analysis_context(index: RuleIndex, scan: ProjectScan) -> AnalysisContext:
     return AnalysisContext(index.version, frozenset(roots), frozenset(methods), details)
 
 
-def analyse_only(options: MigrateOptions) -> MigrationRun:
-    """Everything a migration would find and change, without writing anything (for `check`)."""
+def analyse_only(options: MigrateOptions, extra: Optional[RuleSet] = None) -> MigrationRun:
+    """Everything a migration would find and change, without writing anything (for `check`
+    and `analyse`); ``extra``: more rules, such as statuses from -api files."""
     if not options.input.exists():
         raise UserError(f"'{options.input}' does not exist", "pass existing files or directories")
-    index = build_index(options)
+    index = build_index(options, extra)
     plan = plan_input(options.input)
     run = MigrationRun(options, index, plan, project_name(options.input))
     scan = scan_project(plan, index)

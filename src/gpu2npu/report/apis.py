@@ -81,7 +81,18 @@ class ApiJudge:
             return None
         if is_torch_name(site.api):
             return self._torch_row(site)
-        return None
+        return self._ruled_row(site)
+
+    def _ruled_row(self, site: CallSite) -> Optional[ApiRow]:
+        """A call of a non-torch name a status rule covers (a user's verdict, or a library
+        function an earlier third-party analysis found unsupported, fed in with -api)."""
+        rules = self.index.api_status.get(normalise_api(site.api))
+        if not rules or site.kind == "import":
+            return None
+        answer = self.kb.lookup(site.api, self.version, rules)
+        if answer is None or answer.status not in (UNSUPPORTED, UNKNOWN):
+            return None
+        return self._make(site, site.api, answer.tip, answer.status, answer.confidence, answer.source)
 
     def _torch_row(self, site: CallSite) -> Optional[ApiRow]:
         api = normalise_api(site.api)
