@@ -104,39 +104,43 @@ class ProjectScan:
 
 def scan_project(plan: Plan, index: RuleIndex) -> ProjectScan:
     """Classes defining (or inheriting) a method a rule renames -- calls of their own method
-    stay -- and the custom CUDA operators the project builds. Only files that define such a
-    method, derive from such a class, or mention a C++ extension are parsed here."""
-    sources: Dict[str, bytes] = {}
-    for entry in plan.of_kind(PYTHON):
-        try:
-            sources[entry.rel] = (plan.root / entry.rel).read_bytes()
-        except OSError:
-            continue
+    stay -- and the custom CUDA operators the project builds. One read of each Python file;
+    only files that define such a method or mention a C++ extension are parsed here."""
+    markers = {method: f"def {method}(".encode() for method in index.methods}
+    defining: Dict[str, Set[str]] = {method: set() for method in index.methods}
     extensions: List[Extension] = []
     inline: List[CudaOp] = []
-    for rel, data in sources.items():
+    for rel, data in _python_sources(plan):
+        for method, marker in markers.items():
+            if marker in data and (tree := parse_ast(data)) is not None:
+                defining[method] |= classes_defining(tree, method)
         if b"cpp_extension" in data:
             text = data.decode("utf-8", "replace")
             extensions += find_extensions(text, rel)
             inline += inline_ops(text, rel)
     ops, unreadable = read_cpp_ops(plan.root, [e.rel for e in plan.of_kind(COPY) if e.rel.endswith(CPP_SUFFIXES)])
     plan.notes.extend((rel, f"C++ source {reason}; not analysed") for rel, reason in unreadable)
-    method_classes = {m: found for m in index.methods if (found := _classes_with_method(sources, m))}
+    method_classes = {m: _with_subclasses(plan, m, found) for m, found in defining.items() if found}
     return ProjectScan(ProjectFacts(method_classes), sorted(ops + inline), extensions)
 
 
-def _classes_with_method(sources: Dict[str, bytes], method: str) -> Set[str]:
-    """Project classes defining ``method``, then (rarely needed) their subclasses anywhere."""
-    marker = f"def {method}(".encode()
-    found: Set[str] = set()
-    for data in sources.values():
-        if marker in data and (tree := parse_ast(data)) is not None:
-            found |= classes_defining(tree, method)
-    grew = bool(found)
-    while grew:  # a subclass may sit in another file than its base
+def _python_sources(plan: Plan):
+    for entry in plan.of_kind(PYTHON):
+        try:
+            yield entry.rel, (plan.root / entry.rel).read_bytes()
+        except OSError:
+            continue
+
+
+def _with_subclasses(plan: Plan, method: str, found: Set[str]) -> Set[str]:
+    """Add the project's subclasses of classes defining ``method``; a subclass may sit in
+    another file than its base (only reached when the project defines the method at all)."""
+    found = set(found)
+    grew = True
+    while grew:
         names = [name.encode() for name in found]
         before = len(found)
-        for data in sources.values():
+        for _, data in _python_sources(plan):
             if any(name in data for name in names) and (tree := parse_ast(data)) is not None:
                 found |= classes_defining(tree, method, found)
         grew = len(found) > before
