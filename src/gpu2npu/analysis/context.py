@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import FrozenSet, List, Optional
+from typing import FrozenSet, List
 
 from gpu2npu.analysis.callsites import CallSite
 from gpu2npu.analysis.collect import collect_calls
@@ -19,13 +19,15 @@ class AnalysisContext:
     roots: FrozenSet[str] = ANALYSED_ROOTS  # API roots whose uses are kept (torch, CUDA-only libraries, extensions)
     methods: FrozenSet[str] = FLOAT64_METHODS  # method names kept even when the receiver is unknown
     detail_for: FrozenSet[str] = frozenset()  # APIs and methods whose argument texts an analysis reads
-    _pattern: Optional["re.Pattern[bytes]"] = field(default=None, compare=False)
+    pattern: "re.Pattern[bytes]" = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        roots = b"|".join(re.escape(root.encode()) for root in sorted(self.roots))
+        object.__setattr__(self, "pattern", re.compile(roots))  # derived once from the roots
 
     def mentions(self, data: bytes) -> bool:
         """Cheap test: can this file use any analysed API at all?"""
-        pattern = self._pattern or re.compile(b"|".join(re.escape(r.encode()) for r in sorted(self.roots)))
-        object.__setattr__(self, "_pattern", pattern)
-        return pattern.search(data) is not None
+        return self.pattern.search(data) is not None
 
     def keeps(self, site: CallSite) -> bool:
         if site.api:

@@ -43,7 +43,8 @@ def migrate_source(
     whose only change is an import insertion are edited as text (the stdlib ast finds the
     spot, several times cheaper than libcst); all others take the libcst pass."""
     if not index.needs_rewrite(data):
-        return SourceResult(skipped=_unreadable_reason(data))
+        # A tree the caller parsed already proves the file valid; else check it (it is still reported).
+        return SourceResult(skipped="" if tree is not None else _unreadable_reason(data))
     if text_path and not index.needs_tree(data):
         result = _insert_imports_as_text(data, index, tree)
         if result is not None:

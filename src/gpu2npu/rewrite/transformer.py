@@ -60,7 +60,9 @@ class MigrationTransformer(cst.CSTTransformer):
         self._lines: List[cst.SimpleStatementLine] = []
         self._lines_after: Dict[int, List[cst.SimpleStatementLine]] = {}
         self._pending_inserts = [
-            rule for rule in index.insert_imports if not import_insert.already_imported(self.source, rule["module"])
+            rule
+            for rule in index.insert_imports
+            if not import_insert.already_imported(self.source, rule["module"], tree)
         ]
         self._class_names: List[str] = []
         self._inserted_modules: Set[str] = set()

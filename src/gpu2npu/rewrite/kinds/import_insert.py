@@ -8,6 +8,8 @@ from __future__ import annotations
 import ast
 import re
 
+from typing import Optional
+
 import libcst as cst
 
 from gpu2npu.rewrite.kinds._common import check_names
@@ -36,17 +38,18 @@ def trigger_words(rule):
 TEXT_ONLY = True
 
 
-def already_imported(source: str, module: str) -> bool:
+def already_imported(source: str, module: str, tree: Optional[ast.AST] = None) -> bool:
     """Whether the file imports ``module`` anywhere (then inserting it again would be noise).
-    A text search finds candidates cheaply; the syntax tree confirms them (a docstring may
-    quote an import)."""
-    pattern = rf"\b(?:import|from)[ \t]+{re.escape(module)}\b"
-    if re.search(pattern, source) is None:
+    A text search finds candidates cheaply; the syntax tree (the caller's, when it has one)
+    confirms them (a docstring may quote an import)."""
+    if re.search(rf"\b(?:import|from)[ \t]+{re.escape(module)}\b", source) is None:
         return False
-    try:
-        return _ast_imports(ast.parse(source), module)
-    except (SyntaxError, ValueError):
-        return True
+    if tree is None:
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError):
+            return True
+    return _ast_imports(tree, module)
 
 
 def imports_module(statement: cst.BaseSmallStatement, module: str) -> bool:
