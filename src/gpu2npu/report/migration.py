@@ -90,13 +90,14 @@ def write_reports(directory: Path, run) -> None:
     skipped = skipped_rows(run.results, run.plan.notes)
     write_csv(directory / CHANGE_LIST, CHANGE_COLUMNS, changes)
     write_csv(directory / SKIPPED_LIST, SKIPPED_COLUMNS, skipped)
-    for name, rows in report_rows(run).items():
+    tables = report_rows(run)
+    for name, rows in tables.items():
         write_csv(directory / name, REPORT_COLUMNS[name], rows)
-    (directory / JSON_FILE).write_text(json.dumps(report_json(run, changes, skipped), indent=2) + "\n", encoding="utf-8")
-    (directory / LOG_FILE).write_text(log_text(run, changes, skipped), encoding="utf-8")
+    (directory / JSON_FILE).write_text(json.dumps(report_json(run, changes, skipped, tables), indent=2) + "\n", encoding="utf-8")
+    (directory / LOG_FILE).write_text(log_text(run, changes, skipped, tables), encoding="utf-8")
 
 
-def report_json(run, changes, skipped) -> dict:
+def report_json(run, changes, skipped, tables) -> dict:
     verdicts = file_verdicts(run.results, run.apis)
     return {
         "tool": "gpu2npu",
@@ -108,14 +109,14 @@ def report_json(run, changes, skipped) -> dict:
         "rule_files": [Path(f).name for f in run.options.rule_files],
         "disabled_rules": sorted(run.options.disabled_rules),
         "summary": summary_counts(run),
-        "report_rows": {name: len(rows) for name, rows in report_rows(run).items()},
+        "report_rows": {name: len(rows) for name, rows in tables.items()},
         "files_by_verdict": verdict_counts(verdicts),
         "changes_by_rule": changes_by_rule(run.results),
         "changes": [dict(zip(CHANGE_COLUMNS, row)) for row in changes],
         "skipped": [dict(zip(SKIPPED_COLUMNS, row)) for row in skipped],
         **{
             name[: -len(".csv")]: [dict(zip(REPORT_COLUMNS[name], row)) for row in rows]
-            for name, rows in report_rows(run).items()
+            for name, rows in tables.items()
         },
         "files": [
             {
@@ -131,7 +132,7 @@ def report_json(run, changes, skipped) -> dict:
     }
 
 
-def log_text(run, changes, skipped) -> str:
+def log_text(run, changes, skipped, tables) -> str:
     """A readable account of the run (no timestamps, so the output tree is reproducible)."""
     lines = [
         f"gpu2npu {__version__} migrate: input {run.options.input.name}, torch {run.options.version}",
@@ -139,7 +140,7 @@ def log_text(run, changes, skipped) -> str:
     ]
     lines += [f"{row[0]}: line {row[1]} ~ {row[2]} Operation Type: {row[3]} Message: {row[4]} [{row[5]}]" for row in changes]
     lines += [f"{rel}: skipped: {reason}" for rel, reason in skipped]
-    for name, rows in report_rows(run).items():
+    for name, rows in tables.items():
         lines += [f"{name}: " + ", ".join(str(value) for value in row) for row in rows]
     counts = summary_counts(run)
     lines.append("summary: " + ", ".join(f"{key}={value}" for key, value in counts.items()))
