@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
-from typing import Dict, List
+from typing import List
 
 # Categories and their rank (least to most severe); --fail-on names the lowest failing rank.
 RANK = {"convertible": 0, "limited": 1, "unknown": 1, "cuda-op": 2, "unsupported": 3}
@@ -39,8 +39,9 @@ class Finding:
         return hashlib.sha256(text.encode("utf-8")).hexdigest()[:20]
 
 
-def findings_of(run, source_lines: Dict[str, List[str]]) -> List[Finding]:
-    """Report rows and pending rewrites of a migration run, as findings."""
+def findings_of(run, source_lines) -> List[Finding]:
+    """Report rows and pending rewrites of a migration run, as findings. ``source_lines``
+    maps a file to its lines (``.get(file, [])``), for the fingerprints' code."""
     found = []
     for row in run.apis.unsupported + run.apis.unknown:
         category = _api_category(row)

@@ -48,7 +48,7 @@ def run_check(
         options = MigrateOptions(path, Path("."), version, tuple(rule_files), (), jobs, progress=progress)
         run = analyse_only(options)
         prefix = _display_prefix(run.plan.root)
-        lines = _source_lines(run.plan.root, run.results)
+        lines = SourceLines(run.plan.root)
         verdicts = file_verdicts(run.results, run.apis)
         included = {rel for rel in verdicts if not _excluded(prefix + rel, excludes)}
         python_files += len(included)
@@ -72,17 +72,23 @@ def _display_prefix(root: Path) -> str:
     return "" if rel == "." else Path(rel).as_posix() + "/"
 
 
-def _source_lines(root: Path, results) -> Dict[str, List[str]]:
-    lines = {}
-    for result in results:
-        try:
-            lines[result.rel] = (root / result.rel).read_bytes().decode("utf-8", "replace").splitlines()
-        except OSError:
-            continue
-    return lines
+class SourceLines:
+    """Line texts of the project's files, read on first use: only files with findings are read."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self._cache: Dict[str, List[str]] = {}
+
+    def get(self, rel: str, default=None) -> List[str]:
+        if rel not in self._cache:
+            try:
+                self._cache[rel] = (self.root / rel).read_bytes().decode("utf-8", "replace").splitlines()
+            except OSError:
+                self._cache[rel] = []
+        return self._cache[rel] or (default if default is not None else [])
 
 
-def _suppressed(finding: Finding, lines: Dict[str, List[str]]) -> bool:
+def _suppressed(finding: Finding, lines: SourceLines) -> bool:
     text = lines.get(finding.file, [])
     return 0 < finding.line <= len(text) and is_suppressed(finding, text[finding.line - 1])
 
