@@ -82,6 +82,7 @@ class FileFacts:
         self.opaque_attributes: Set[str] = set()
         self.argparse_dests: Dict[str, str] = {}
         self.namespaces: Set[str] = set()  # names holding parse_args() results
+        self.imports: Dict[str, str] = {}  # local alias -> what it imports
         self.tree: Optional[ast.AST] = tree
         if tree is None:
             try:
@@ -163,6 +164,8 @@ class FileFacts:
             self._bind_target(node.target, node.value, scope)
         elif isinstance(node, ast.Call):
             self._read_add_argument(node)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            self._read_import(node)
 
     def _bind(self, name: str, value: ast.AST, scope: ScopeFacts) -> None:
         if "." in name:
@@ -220,6 +223,22 @@ class FileFacts:
             else:
                 scope.opaque.add(param.arg)
 
+    def _read_import(self, node) -> None:
+        """File-wide import aliases (``import torch as pt``, ``from torch import device``)."""
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    self.imports[alias.asname] = alias.name
+        elif node.module and not node.level:
+            for alias in node.names:
+                self.imports[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+
+    def qualified(self, name: str) -> str:
+        """``name`` through the file's import aliases (``pt.device`` -> ``torch.device``)."""
+        root, _, rest = name.partition(".")
+        target = self.imports.get(root)
+        return f"{target}.{rest}" if target and rest else (target or name)
+
     def _read_add_argument(self, call: ast.Call) -> None:
         if not (isinstance(call.func, ast.Attribute) and call.func.attr == "add_argument"):
             return
@@ -253,11 +272,11 @@ class FileFacts:
         if isinstance(node, ast.IfExp):
             return self.value_kinds(node.body, scope, depth + 1) | self.value_kinds(node.orelse, scope, depth + 1)
         if isinstance(node, ast.Call):
-            return frozenset({_call_kind(node)})
+            return frozenset({_call_kind(node, self.qualified(dotted(node.func) or ""))})
         name = dotted(node)
         if name is None:
             return frozenset({UNKNOWN})
-        if _is_dtype_name(name):
+        if _is_dtype_name(name, self.qualified(name)):
             return frozenset({"dtype"})
         if "." in name:
             return self._attribute_kinds(name, depth)
@@ -317,27 +336,31 @@ def _constant_kind(value) -> str:
     return UNKNOWN
 
 
-def _call_kind(call: ast.Call) -> str:
-    callee = dotted(call.func) or ""
-    head, _, last = callee.rpartition(".")
+def _call_kind(call: ast.Call, qualified: str) -> str:
+    """The kind of value a call returns, from its name resolved through the file's imports."""
+    head, _, last = qualified.rpartition(".")
     if last == "format" and isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Constant):
         return "str"
-    if callee == "str":
+    if qualified == "str":
         return "str"
-    if callee == "int":
+    if qualified == "int":
         return "int"
-    if last in DEVICE_FACTORIES and head.split(".")[0] in ("torch", "t", "th"):
+    if last in DEVICE_FACTORIES and _is_torch(head):
         return "device"
-    if last in TENSOR_FACTORIES and head.split(".")[0] in ("torch", "t", "th"):
+    if last in TENSOR_FACTORIES and _is_torch(head):
         return "tensor"
     return UNKNOWN
 
 
-def _is_dtype_name(name: str) -> bool:
-    head, _, last = name.rpartition(".")
+def _is_torch(module: str) -> bool:
+    return module == "torch" or module.startswith("torch.")
+
+
+def _is_dtype_name(name: str, qualified: str) -> bool:
+    head, _, last = qualified.rpartition(".")
     if last == "dtype" or last.endswith("_dtype"):
         return True
-    return bool(head) and head.split(".")[0] in ("torch", "t", "th") and last in DTYPE_NAMES
+    return _is_torch(head) and last in DTYPE_NAMES
 
 
 def _annotation_kind(annotation: ast.AST) -> str:
