@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""Measure the end-to-end speed and memory of ``gpu2npu migrate``.
+"""Measure the end-to-end speed and memory of ``gpu2npu migrate`` (or, with
+``--subcommand``, of ``gpu2npu analyse -m MODE``).
 
 For every source tree (given on the command line and/or generated with
 ``gen_corpus.py``) the installed command is run several times as
 
-    <cmd> migrate -i TREE -o <fresh temp dir> -j J --force
+    <cmd> <subcommand> -i TREE -o <fresh temp dir> -j J --force
 
 and the best/median wall time, throughput and peak memory are reported.
 
@@ -240,8 +241,11 @@ def run_once(argv: Sequence[str], poll_memory: bool) -> Tuple[RunResult, int, by
         return result, proc.returncode, out.read(), err.read()
 
 
+SUBCOMMAND = ["migrate"]  # set from --subcommand
+
+
 def build_argv(cmd: Sequence[str], tree: Path, out_dir: Path, jobs: int) -> List[str]:
-    return list(cmd) + ["migrate", "-i", str(tree), "-o", str(out_dir), "-j", str(jobs), "--force"]
+    return list(cmd) + SUBCOMMAND + ["-i", str(tree), "-o", str(out_dir), "-j", str(jobs), "--force"]
 
 
 def benchmark_tree(label: str, tree: Path, cmd: Sequence[str], jobs: int, repeat: int,
@@ -349,7 +353,7 @@ def cumulative_children_maxrss_mib() -> Optional[float]:
 
 def environment_info(cmd: Sequence[str], args: argparse.Namespace) -> Dict[str, object]:
     return {
-        "command": shlex.join(list(cmd) + ["migrate", "-i", "TREE", "-o", "OUT", "-j", str(args.jobs), "--force"]),
+        "command": shlex.join(list(cmd) + SUBCOMMAND + ["-i", "TREE", "-o", "OUT", "-j", str(args.jobs), "--force"]),
         "jobs": args.jobs,
         "repeat": args.repeat,
         "python": platform.python_version(),
@@ -385,6 +389,8 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     parser.add_argument("--repeat", type=int, default=3, help="runs per tree (default: 3)")
     parser.add_argument("--cmd", default="gpu2npu",
                         help="command to benchmark, split shell-style, e.g. 'python -m gpu2npu' (default: gpu2npu)")
+    parser.add_argument("--subcommand", default="migrate",
+                        help="what to run, split shell-style, e.g. 'analyse -m torch_apis -v 2.8.0' (default: migrate)")
     parser.add_argument("--tmp", metavar="DIR", default=None,
                         help="where to put the generated corpus and outputs (default: system temp dir)")
     parser.add_argument("--json", metavar="FILE", default=None, help="also write the figures as JSON to FILE")
@@ -426,6 +432,7 @@ def generate_tree(n_files: int, seed: int, scratch: Optional[str]) -> Tuple[str,
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = parse_args(argv)
+    SUBCOMMAND[:] = shlex.split(args.subcommand)
     cmd = resolve_command(args.cmd)
     poll_memory = proc_available()
     if not poll_memory:

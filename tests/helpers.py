@@ -65,16 +65,23 @@ def gpu2npu_command():
     return [found]
 
 
-def run_cli(*args, cwd=None, input_text=None) -> subprocess.CompletedProcess:
+def run_cli(*args, cwd=None, input_text=None, env=None, command=None) -> subprocess.CompletedProcess:
     return subprocess.run(
-        gpu2npu_command() + [str(a) for a in args],
+        (command or gpu2npu_command()) + [str(a) for a in args],
         cwd=cwd,
+        env=env,
         input=input_text,
         stdin=None if input_text is not None else subprocess.DEVNULL,
         capture_output=True,
         text=True,
         timeout=300,
     )
+
+
+def run_cli_without(module: str, *args, cwd=None) -> subprocess.CompletedProcess:
+    """The CLI in an interpreter where ``import <module>`` fails, as if it were not installed."""
+    code = f"import sys; sys.modules[{module!r}] = None; from gpu2npu.cli import main; sys.argv[0] = 'gpu2npu'; main()"
+    return run_cli(*args, cwd=cwd, command=[sys.executable, "-c", code])
 
 
 def tree_files(root: Path) -> dict:

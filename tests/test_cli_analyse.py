@@ -1,6 +1,9 @@
 """`gpu2npu analyse -m torch_apis`: the API reports without a migrated tree, and -api files."""
 
-from helpers import REPO, run_cli, tree_files, write
+import json
+
+import pytest
+from helpers import REPO, run_cli, run_cli_without, tree_files, write
 
 PROJECT = REPO / "tests" / "projects" / "apis"
 REPORTS = ["api_performance_advice.csv", "api_precision_advice.csv", "cuda_op_list.csv", "unknown_api.csv", "unsupported_api.csv"]
@@ -46,4 +49,35 @@ def test_bad_api_file_existing_output_and_unknown_mode_are_usage_errors(tmp_path
     again = run_cli("analyse", "-i", "proj", "-o", "out", "-v", "2.8", cwd=tmp_path)
     assert again.returncode == 2 and "already exists; pass --force to replace it" in again.stderr
     assert run_cli("analyse", "-i", "proj", "-o", "out", "-v", "2.8", "--force", cwd=tmp_path).returncode == 0
-    assert run_cli("analyse", "-i", "proj", "-o", "out2", "-m", "third_party", cwd=tmp_path).returncode == 2
+    unknown = run_cli("analyse", "-i", "proj", "-o", "out2", "-m", "everything", cwd=tmp_path)
+    assert unknown.returncode == 2 and "'everything' is not one of 'torch_apis', 'third_party', 'affinity_apis', 'dynamic_shape'" in unknown.stderr
+    unused = run_cli("analyse", "-i", "proj", "-o", "out2", "-m", "affinity_apis", "-api", "bad.csv", cwd=tmp_path)
+    assert (unused.returncode, unused.stderr.splitlines()[-1]) == (
+        2, "gpu2npu: error: -api is used by -m torch_apis and -m third_party, not by -m affinity_apis; drop -api or choose one of those modes"
+    )
+    assert not (tmp_path / "out2").exists()
+
+
+def test_unparsable_files_are_listed_not_dropped(tmp_path):
+    write(tmp_path / "proj" / "old.py", "print 'python 2'\n")
+    write(tmp_path / "proj" / "train.py", "import torch\nm = torch.nn.DataParallel(None)\n")
+    result = run_cli("analyse", "-i", tmp_path / "proj", "-o", tmp_path / "out", "-v", "2.8.0")
+    assert result.returncode == 0, result.stderr
+    out = tmp_path / "out" / "proj_analysis"
+    summary = json.loads((out / "report.json").read_text())
+    assert summary["skipped_files"] == [{"file": "old.py", "reason": "cannot be parsed as Python 3 (syntax error at line 1)"}]
+    assert "old.py: skipped: cannot be parsed as Python 3 (syntax error at line 1)" in (out / "pytorch_analysis.txt").read_text()
+    assert (out / "unsupported_api.csv").read_text().splitlines()[1].startswith("train.py,2,2,torch.nn.DataParallel,")
+
+
+@pytest.mark.parametrize("mode", ["torch_apis", "dynamic_shape"])
+def test_modes_that_never_need_jedi_run_without_it(tmp_path, mode):
+    """msFmkTransplt crashed without jedi (its bug B1)."""
+    write(tmp_path / "proj" / "train.py", "import torch\nm = torch.nn.DataParallel(None)\n")
+    result = run_cli_without("jedi", "analyse", "-i", tmp_path / "proj", "-o", tmp_path / "out", "-v", "2.8.0", "-m", mode)
+    assert result.returncode == 0, result.stderr
+    out = tmp_path / "out" / "proj_analysis"
+    if mode == "torch_apis":
+        assert (out / "unsupported_api.csv").read_text().splitlines()[1].startswith("train.py,2,2,torch.nn.DataParallel,")
+    else:
+        assert "DETECTOR.hook_func(torch.nn.DataParallel, 'torch.nn.DataParallel', 0, None)" in (out / "train.py").read_text()

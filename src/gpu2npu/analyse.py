@@ -1,38 +1,43 @@
 """``gpu2npu analyse``: pre-migration analysis, written to ``OUTPUT/<name>_analysis/``.
 
-Mode ``torch_apis``: the API reports of a migration (unsupported_api.csv, unknown_api.csv,
-cuda_op_list.csv, api_precision_advice.csv, api_performance_advice.csv) without a migrated
-tree, with msFmkTransplt's file names and leading columns, and a log pytorch_analysis.txt.
+The mode (gpu2npu.modes) writes its files into a temporary tree; this module checks the
+paths, adds the log ``pytorch_analysis.txt`` and ``report.json``, and puts the tree in place
+atomically. The input is only read.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Sequence
 
 from gpu2npu import __version__
-from gpu2npu.analysis.api_files import load_api_files
-from gpu2npu.migrate import analyse_only, check_paths
-from gpu2npu.options import MigrateOptions
+from gpu2npu.errors import UserError
+from gpu2npu.migrate import check_paths
+from gpu2npu.modes import AnalyseRequest, ModeResult, mode_runner
 from gpu2npu.pipeline.output import AtomicTree
-from gpu2npu.report.apis import file_verdicts
-from gpu2npu.report.csvfile import write_csv
-from gpu2npu.report.migration import REPORT_COLUMNS, report_rows, verdict_counts
 
 ANALYSIS_SUFFIX = "_analysis"
 LOG_FILE = "pytorch_analysis.txt"
+SUMMARY_FILE = "report.json"
+# Which modes read which optional inputs; given to another mode they would be silently unused.
+TAKES_API_FILES = ("torch_apis", "third_party")
+TAKES_ENV_PATHS = ("third_party",)
 
 
-def run_analysis(options: MigrateOptions, mode: str, api_files: Sequence[Path] = ()):
+def run_analysis(request: AnalyseRequest, mode: str):
+    options = request.options
+    if request.api_files and mode not in TAKES_API_FILES:
+        raise UserError(f"-api is used by -m {' and -m '.join(TAKES_API_FILES)}, not by -m {mode}", "drop -api or choose one of those modes")
+    if request.env_paths and mode not in TAKES_ENV_PATHS:
+        raise UserError(f"-env is used by -m third_party only, not by -m {mode}", "drop -env or use -m third_party")
+    for path in request.env_paths:
+        if not path.is_dir():
+            raise UserError(f"-env path '{path}' is not a directory", "pass existing directories to search for imports")
     destination = check_paths(options, ANALYSIS_SUFFIX)
-    run = analyse_only(options, load_api_files(api_files))
+    runner = mode_runner(mode)
     tree = AtomicTree(destination, replace=options.force)
     try:
-        rows = report_rows(run)
-        for name, table in rows.items():
-            write_csv(tree.path(name), REPORT_COLUMNS[name], table)
-        verdicts = file_verdicts(run.results, run.apis)
+        result: ModeResult = runner(request, tree)
         summary = {
             "tool": "gpu2npu",
             "tool_version": __version__,
@@ -40,27 +45,37 @@ def run_analysis(options: MigrateOptions, mode: str, api_files: Sequence[Path] =
             "mode": mode,
             "torch_version": options.version,
             "input": options.input.name,
-            "api_files": [Path(p).name for p in api_files],
-            "report_rows": {name: len(table) for name, table in rows.items()},
-            "files_by_verdict": verdict_counts(verdicts),
-            "files": [{"file": rel, **verdict} for rel, verdict in sorted(verdicts.items())],
+            "api_files": [Path(p).name for p in request.api_files],
+            "env_paths": [str(p) for p in request.env_paths],
+            "report_rows": dict(result.reports),
+            "skipped_files": [{"file": rel, "reason": reason} for rel, reason in result.skipped],
+            **result.summary,
         }
-        tree.path("report.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-        tree.path(LOG_FILE).write_text(_log(summary, run), encoding="utf-8")
+        _write_new(tree, SUMMARY_FILE, json.dumps(summary, indent=2) + "\n")
+        _write_new(tree, LOG_FILE, _log(summary, result))
         tree.commit()
     except BaseException:
         tree.discard()
         raise
-    return destination, summary
+    return destination, summary, result
 
 
-def _log(summary: dict, run) -> str:
+def _write_new(tree: AtomicTree, name: str, text: str) -> None:
+    """Write a file of ours; a mode that copies the project (dynamic_shape) may not have
+    left one of that name (it refuses such projects up front)."""
+    path = tree.path(name)
+    assert not path.exists(), f"{name} written twice"
+    path.write_text(text, encoding="utf-8")
+
+
+def _log(summary: dict, result: ModeResult) -> str:
     lines = [
         f"gpu2npu {__version__} analyse -m {summary['mode']}: input {summary['input']}, torch {summary['torch_version']}",
         f"-api files: {', '.join(summary['api_files']) or '(none)'}",
     ]
+    if summary["env_paths"]:
+        lines.append(f"-env paths: {', '.join(summary['env_paths'])}")
     lines += [f"{name}: {count} row(s)" for name, count in summary["report_rows"].items()]
-    lines += [f"{r.rel}: skipped: {r.skipped}" for r in run.results if r.skipped]
-    lines += [f"{rel}: {v['status']}" + (f", first blocking API {v['first_blocking_api']}" if v["first_blocking_api"] else "")
-              for rel, v in ((f["file"], f) for f in summary["files"])]
+    lines += [f"{rel}: skipped: {reason}" for rel, reason in result.skipped]
+    lines += result.log
     return "\n".join(lines) + "\n"

@@ -14,6 +14,7 @@ import click
 
 from gpu2npu import __version__
 from gpu2npu.errors import UserError
+from gpu2npu.modes import MODES as ANALYSE_MODES
 from gpu2npu.options import MigrateOptions
 from gpu2npu.versions import default_version, known_versions, resolve_version
 
@@ -198,25 +199,58 @@ def check(paths, version, rule_files, fmt, output, fail_on, baseline, update_bas
     sys.exit(result.exit_code)
 
 
+class ManyValues(click.Option):
+    """An option that takes every following word up to the next option, as msFmkTransplt's
+    ``-api a.csv b.csv`` does; repeating the option (``-api a.csv -api b.csv``) works too."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("multiple", True)
+        super().__init__(*args, **kwargs)
+
+    def add_to_parser(self, parser, ctx):
+        super().add_to_parser(parser, ctx)
+        for name in self.opts:
+            option = parser._long_opt.get(name) or parser._short_opt.get(name)
+            if option is not None:
+                option.process = self._greedy(option.process, parser)
+
+    @staticmethod
+    def _greedy(process, parser):
+        def take_following(value, state):
+            values = [value]
+            while state.rargs and not state.rargs[0].startswith("-"):
+                values.append(state.rargs.pop(0))
+            for item in values:
+                process(item, state)
+
+        return take_following
+
+
 @main.command()
 @click.option("-i", "--input", "input_path", required=True, type=click.Path(path_type=Path), help="Project (or library) directory, or a .py file.")
 @click.option("-o", "--output", "output_path", required=True, type=click.Path(path_type=Path), help="Directory that receives <name>_analysis/ (created if missing).")
 @version_option
-@click.option("-m", "--mode", type=click.Choice(["torch_apis"]), default="torch_apis", show_default=True, help="Analysis mode.")
-@click.option("-api", "--api-files", "api_files", multiple=True, type=click.Path(path_type=Path), metavar="CSV",
-              help="full_unsupported_results.csv of a third-party analysis; its functions count as unsupported. Repeat for several.")
+@click.option("-m", "--mode", type=click.Choice(list(ANALYSE_MODES)), default="torch_apis", show_default=True, help="Analysis mode.")
+@click.option("-api", "--api-files", "api_files", cls=ManyValues, type=click.Path(path_type=Path), metavar="CSV...",
+              help="full_unsupported_results.csv of a third_party analysis; its functions count as unsupported.")
+@click.option("-env", "--env-path", "env_paths", cls=ManyValues, type=click.Path(path_type=Path), metavar="DIR...",
+              help="third_party: more directories to resolve imports in (installed libraries, other checkouts).")
 @click.option("-r", "--rule", "rule_files", multiple=True, metavar="FILE", help="Extra rule file (JSON or YAML).")
 @click.option("-j", "--jobs", default=0, type=click.IntRange(min=0), help="Worker processes (default: all cores).")
 @click.option("--force", is_flag=True, help="Replace an existing <name>_analysis output.")
-def analyse(input_path, output_path, version, mode, api_files, rule_files, jobs, force):
+def analyse(input_path, output_path, version, mode, api_files, env_paths, rule_files, jobs, force):
     """Analyse a project for NPU without migrating it (reads the input only)."""
     from gpu2npu.analyse import run_analysis
+    from gpu2npu.modes import AnalyseRequest
 
     options = MigrateOptions(
         input=input_path, output=output_path, version=chosen_version(version), rule_files=tuple(rule_files),
         jobs=jobs, force=force, progress=sys.stderr.isatty(),
     )
-    destination, summary = run_analysis(options, mode, api_files)
+    request = AnalyseRequest(options, tuple(api_files), tuple(env_paths))
+    destination, summary, result = run_analysis(request, mode)
     for name, count in summary["report_rows"].items():
         click.echo(f"{name}: {count} row(s)")
     click.echo(f"analysed {input_path} -> {destination}")
+    for hint in result.hints:
+        click.echo(hint)

@@ -159,16 +159,17 @@ def analysis_context(index: RuleIndex, scan: ProjectScan) -> AnalysisContext:
     return AnalysisContext(index.version, frozenset(roots), frozenset(methods), details)
 
 
-def analyse_only(options: MigrateOptions, extra: Optional[RuleSet] = None) -> MigrationRun:
+def analyse_only(options: MigrateOptions, extra: Optional[RuleSet] = None, rewrite: bool = True) -> MigrationRun:
     """Everything a migration would find and change, without writing anything (for `check`
-    and `analyse`); ``extra``: more rules, such as statuses from -api files."""
+    and `analyse`); ``extra``: more rules, such as statuses from -api files; ``rewrite``:
+    False when only the API reports are wanted, not the changes."""
     if not options.input.exists():
         raise UserError(f"'{options.input}' does not exist", "pass existing files or directories")
     index = build_index(options, extra)
     plan = plan_input(options.input)
     run = MigrationRun(options, index, plan, project_name(options.input))
     scan = scan_project(plan, index)
-    run.results = _process_python(run, scan.facts, None, lambda: None, analysis_context(index, scan))
+    run.results = _process_python(run, scan.facts, None, lambda: None, analysis_context(index, scan), rewrite)
     run.apis = api_reports((c for r in run.results for c in r.calls), index, scan.ops, scan.extensions)
     return run
 
@@ -219,7 +220,7 @@ def _copy_other_entries(run: MigrationRun, tree: AtomicTree) -> None:
                 run.plan.notes.append((entry.rel, f"cannot be read ({exc.strerror}); not copied"))
 
 
-def _process_python(run: MigrationRun, facts: ProjectFacts, tree, meanwhile, context) -> List[worker.FileResult]:
+def _process_python(run: MigrationRun, facts: ProjectFacts, tree, meanwhile, context, rewrite=True) -> List[worker.FileResult]:
     """Migrate the Python files; ``meanwhile`` runs in this process while workers are busy."""
     entries = sorted(run.plan.of_kind(PYTHON), key=lambda e: -e.size)  # big files first: better balance
     jobs = [
@@ -231,12 +232,12 @@ def _process_python(run: MigrationRun, facts: ProjectFacts, tree, meanwhile, con
     workers = min(run.options.workers, max(1, len(jobs)))
     if workers == 1 or len(jobs) < IN_PROCESS_BELOW:
         meanwhile()
-        worker.initialise(run.index, facts, context)
+        worker.initialise(run.index, facts, context, rewrite)
         for job in jobs:
             results.append(worker.process(job))
             progress.advance()
     else:
-        with ProcessPoolExecutor(workers, initializer=worker.initialise, initargs=(run.index, facts, context)) as pool:
+        with ProcessPoolExecutor(workers, initializer=worker.initialise, initargs=(run.index, facts, context, rewrite)) as pool:
             chunk = max(1, min(16, len(jobs) // (workers * 8)))
             pending = pool.map(worker.process, jobs, chunksize=chunk)
             meanwhile()

@@ -16,7 +16,7 @@ from typing import List, Optional
 from gpu2npu.analysis.callsites import CallSite
 from gpu2npu.analysis.context import analyse_source
 from gpu2npu.rewrite.changes import Change
-from gpu2npu.rewrite.engine import migrate_source, parse_ast
+from gpu2npu.rewrite.engine import migrate_source, parse_ast, unreadable_reason
 
 _STATE = {}
 
@@ -39,10 +39,11 @@ class Job:
     destination: Optional[str]  # None in a --diff run: nothing is written
 
 
-def initialise(index, project, analysis=None) -> None:
+def initialise(index, project, analysis=None, rewrite: bool = True) -> None:
     _STATE["index"] = index
     _STATE["project"] = project
     _STATE["analysis"] = analysis
+    _STATE["rewrite"] = rewrite  # False: only find the API uses (analyse -m torch_apis)
 
 
 def process(job: Job) -> FileResult:
@@ -62,6 +63,8 @@ def _process(job: Job) -> FileResult:
     except OSError as exc:
         return FileResult(job.rel, skipped=f"cannot be read ({exc.strerror}); not copied")
     index, analysis = _STATE["index"], _STATE["analysis"]
+    if not _STATE["rewrite"]:
+        return _analyse_only(job.rel, data, analysis)
     wants_tree = index.needs_rewrite(data) or (analysis is not None and analysis.mentions(data))
     tree = parse_ast(data) if wants_tree else None  # one stdlib parse, shared below
     outcome = migrate_source(data, index, _STATE["project"], job.rel, tree=tree)
@@ -80,6 +83,15 @@ def _process(job: Job) -> FileResult:
     else:
         destination.write_bytes(new_bytes)
     shutil.copymode(source, destination)
+    return result
+
+
+def _analyse_only(rel: str, data: bytes, analysis) -> FileResult:
+    """The uses of analysed APIs, without the rewrite pass (the reports do not depend on it)."""
+    tree = parse_ast(data)
+    skipped = "" if tree is not None else unreadable_reason(data)
+    result = FileResult(rel, lines=data.count(b"\n"), skipped=skipped)
+    result.calls = analyse_source(data, rel, tree, analysis)
     return result
 
 

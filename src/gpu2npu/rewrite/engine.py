@@ -44,7 +44,7 @@ def migrate_source(
     spot, several times cheaper than libcst); all others take the libcst pass."""
     if not index.needs_rewrite(data):
         # A tree the caller parsed already proves the file valid; else check it (it is still reported).
-        return SourceResult(skipped="" if tree is not None else _unreadable_reason(data))
+        return SourceResult(skipped="" if tree is not None else unreadable_reason(data))
     if text_path and not index.needs_tree(data):
         result = _insert_imports_as_text(data, index, tree)
         if result is not None:
@@ -89,7 +89,7 @@ def _insert_imports_as_text(data: bytes, index, tree: Optional[ast.Module]) -> O
     return SourceResult(new_bytes=new_bytes, changes=sorted(changes))
 
 
-def _unreadable_reason(data: bytes) -> str:
+def unreadable_reason(data: bytes) -> str:
     """Why a file no rule applies to is not valid Python 3 ('' when it is): such files are copied
     unchanged anyway, but the report must still name them. The stdlib compiler answers quickly;
     libcst decides when this Python is older than the file's syntax."""
