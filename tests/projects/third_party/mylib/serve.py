@@ -1,0 +1,5 @@
+from helpers import make
+
+
+def serve(x):
+    return make().predict(x)
