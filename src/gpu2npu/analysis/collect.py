@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 from typing import Dict, FrozenSet, List, Optional
 
+from gpu2npu.analysis.bindings import SourceOrderBinder
 from gpu2npu.analysis.callsites import CallSite
 from gpu2npu.rewrite.facts import dotted
 from gpu2npu.rewrite.scopes import LOCAL, ImportBinding, ScopeStack
@@ -42,7 +43,20 @@ def collect_calls(
     return collector.sites
 
 
-class _Collector(ast.NodeVisitor):
+def qualified_name(scopes: ScopeStack, node: ast.AST) -> str:
+    """``torch.nn.Linear`` for ``nn.Linear`` after ``from torch import nn``; '' when the
+    expression is not a dotted name rooted at an import."""
+    name = dotted(node)
+    if not name:
+        return ""
+    root, _, rest = name.partition(".")
+    binding = scopes.resolve_import(root)
+    if binding is None:
+        return ""
+    return binding.original + ("." + rest if rest else "")
+
+
+class _Collector(SourceOrderBinder):
     def __init__(self, rel: str, detail_for: FrozenSet[str]):
         self.rel = rel
         self.detail_for = detail_for
@@ -127,30 +141,11 @@ class _Collector(ast.NodeVisitor):
         self.visit(node.value)
         self._bind_target(node.target, None)
 
-    def visit_For(self, node) -> None:
-        self.visit(node.iter)
-        self._bind_target(node.target, None)
-        for statement in node.body + node.orelse:
-            self.visit(statement)
+    def bind_target(self, target: ast.AST) -> None:
+        self._bind_target(target, None)
 
-    visit_AsyncFor = visit_For
-
-    def visit_withitem(self, node: ast.withitem) -> None:
-        self.visit(node.context_expr)
-        if node.optional_vars is not None:
-            self._bind_target(node.optional_vars, None)
-
-    def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
-        if node.type is not None:
-            self.visit(node.type)
-        if node.name:
-            self.scopes.bind(node.name)
-        for statement in node.body:
-            self.visit(statement)
-
-    def visit_Global(self, node: ast.Global) -> None:
-        for name in node.names:
-            self.scopes.declare_global(name)
+    def bind_name(self, name: str) -> None:
+        self.scopes.bind(name)
 
     def _visit_defaults(self, arguments: ast.arguments) -> None:
         for default in arguments.defaults + [d for d in arguments.kw_defaults if d is not None]:
@@ -236,14 +231,7 @@ class _Collector(ast.NodeVisitor):
         return self.instances[-1].get(receiver, "") or self.instances[0].get(receiver, "")
 
     def qualified(self, node: ast.AST) -> str:
-        name = dotted(node)
-        if not name:
-            return ""
-        root, _, rest = name.partition(".")
-        binding = self.scopes.resolve_import(root)
-        if binding is None:
-            return ""
-        return binding.original + ("." + rest if rest else "")
+        return qualified_name(self.scopes, node)
 
     def _record_reference(self, node: ast.AST, kind: str) -> None:
         target = node.func if isinstance(node, ast.Call) else node

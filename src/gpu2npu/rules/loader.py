@@ -21,7 +21,7 @@ from gpu2npu.versions import parse_version_spec
 # libyaml's loader when PyYAML was built with it (about ten times faster), else pure Python.
 YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 # Built-in files that are not rewrite rules (read by other parts of the tool).
-NON_RULE_FILES = {"versions.yaml", "advice.yaml"}
+NON_RULE_FILES = {"versions.yaml", "advice.yaml", "affinity.yaml"}
 # msFmkTransplt feature switches that mean "active in a plain migration".
 ACTIVE_SWITCHES = {"normal", "2.1.0"}
 

@@ -1,0 +1,2 @@
+# Re-export: `from pkg import DropPath` reaches pkg.layers.DropPath.
+from .layers import DropPath

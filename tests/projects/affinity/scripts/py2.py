@@ -1,0 +1,2 @@
+import torch
+print "python 2 syntax"
