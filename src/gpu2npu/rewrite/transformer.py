@@ -18,6 +18,7 @@ from gpu2npu.rewrite import references as refs
 from gpu2npu.rewrite.changes import DELETE, INSERT, MODIFY, Change
 from gpu2npu.rewrite.facts import FileFacts
 from gpu2npu.rewrite.kinds import KINDS, import_insert, import_remove, string
+from gpu2npu.rewrite.lines import NewlineCounter
 from gpu2npu.rewrite.scopes import LOCAL, ImportBinding, ScopeStack
 
 STRING_NODES = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
@@ -30,7 +31,7 @@ class ProjectFacts:
         self.method_classes: Dict[str, Set[str]] = method_classes or {}
 
 
-class MigrationTransformer(cst.CSTTransformer):
+class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
     """Apply the index's rules to one module. Lines of changes come from a newline counter kept
     during the pass (libcst visits nodes in source order), instead of PositionProvider, which
     costs a whole extra code generation per file."""
@@ -91,20 +92,6 @@ class MigrationTransformer(cst.CSTTransformer):
     def line(self) -> int:
         """First line of the call being rewritten."""
         return self._call_lines[-1]
-
-    # -- line counting: every newline of the source lives in one of these nodes ---------------
-
-    def visit_Newline(self, node: cst.Newline) -> None:
-        self._newlines += 1
-
-    def visit_SimpleWhitespace(self, node: cst.SimpleWhitespace) -> None:
-        self._newlines += node.value.count("\n")  # backslash continuations
-
-    def visit_SimpleString(self, node: cst.SimpleString) -> None:
-        self._newlines += node.value.count("\n")
-
-    def visit_FormattedStringText(self, node: cst.FormattedStringText) -> None:
-        self._newlines += node.value.count("\n")
 
     def _skip_lines_of(self, node: cst.CSTNode) -> None:
         """Count the newlines inside a node whose children this pass does not visit."""
