@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -16,8 +15,8 @@ from gpu2npu.analysis.cuda_ops import CudaOp, Extension, find_extensions, inline
 from gpu2npu.errors import UserError
 from gpu2npu.options import MigrateOptions
 from gpu2npu.pipeline import worker
-from gpu2npu.pipeline.output import AtomicTree, copy_file, make_link
-from gpu2npu.pipeline.plan import COPY, DIRECTORY, LINK, PYTHON, REPORT_DIR, Plan, plan_input
+from gpu2npu.pipeline.output import AtomicTree, copy_other_entries, make_directories
+from gpu2npu.pipeline.plan import COPY, PYTHON, REPORT_DIR, Plan, plan_input
 from gpu2npu.pipeline.progress import Progress
 from gpu2npu.report.apis import ApiReports, api_reports
 from gpu2npu.report.migration import write_reports
@@ -186,7 +185,7 @@ def run_migration(options: MigrateOptions) -> MigrationRun:
         return run
     tree = AtomicTree(destination, replace=options.force)
     try:
-        _make_directories(run, tree)
+        make_directories(run.plan, tree)
         run.results = _process_python(run, scan.facts, tree, lambda: _copy_other_entries(run, tree), context)
         run.apis = api_reports((c for r in run.results for c in r.calls), index, scan.ops, scan.extensions)
         write_reports(tree.path(REPORT_DIR), run)
@@ -197,27 +196,9 @@ def run_migration(options: MigrateOptions) -> MigrationRun:
     return run
 
 
-def _make_directories(run: MigrationRun, tree: AtomicTree) -> None:
-    shutil.copymode(run.plan.root, tree.temp)  # the temporary folder was created private
-    for entry in run.plan.of_kind(DIRECTORY):
-        target = tree.path(entry.rel)
-        target.mkdir()
-        shutil.copymode(run.plan.root / entry.rel, target)
-
-
 def _copy_other_entries(run: MigrationRun, tree: AtomicTree) -> None:
     """Links and non-Python files (while the workers migrate the Python files)."""
-    for entry in run.plan.entries:
-        target = tree.path(entry.rel)
-        if entry.kind == LINK:
-            make_link(entry.link_target, target)
-            run.links += 1
-        elif entry.kind == COPY:
-            try:
-                copy_file(run.plan.root / entry.rel, target)
-                run.copied += 1
-            except OSError as exc:
-                run.plan.notes.append((entry.rel, f"cannot be read ({exc.strerror}); not copied"))
+    run.copied, run.links = copy_other_entries(run.plan, tree)
 
 
 def _process_python(run: MigrationRun, facts: ProjectFacts, tree, meanwhile, context, rewrite=True) -> List[worker.FileResult]:

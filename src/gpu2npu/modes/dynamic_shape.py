@@ -31,8 +31,8 @@ from gpu2npu.dynamic.loops import BY_HAND, BY_NAME, Loop
 from gpu2npu.errors import UserError
 from gpu2npu.migrate import IN_PROCESS_BELOW
 from gpu2npu.modes import AnalyseRequest, ModeResult
-from gpu2npu.pipeline.output import AtomicTree, copy_file, make_link
-from gpu2npu.pipeline.plan import COPY, DIRECTORY, LINK, PYTHON, Plan, plan_input
+from gpu2npu.pipeline.output import AtomicTree, copy_file, copy_other_entries, make_directories
+from gpu2npu.pipeline.plan import PYTHON, Plan, plan_input
 from gpu2npu.pipeline.progress import Progress
 
 RESERVED_NAMES = (RUNTIME_PACKAGE, LOG_FILE, SUMMARY_FILE)  # what the analysis adds to the copy's root
@@ -51,8 +51,8 @@ def run(request: AnalyseRequest, tree: AtomicTree) -> ModeResult:
     plan = plan_input(options.input)
     if options.input.is_dir():
         refuse_reserved_names(plan.root)
-    _make_directories(plan, tree)
-    _copy_other_entries(plan, tree)
+    make_directories(plan, tree)
+    copy_other_entries(plan, tree)
     outcomes = _instrument_python_files(plan, tree, options.workers, options.progress)
     _install_runtime(tree, {o.rel: o.result.added_line for o in outcomes if o.result.added_line})
     return _mode_result(plan, outcomes, tree.final, single_file=not options.input.is_dir())
@@ -66,25 +66,6 @@ def refuse_reserved_names(root: Path) -> None:
                 f"input '{root}' has an entry named '{name}', which the dynamic_shape analysis writes into its copy",
                 "rename it, or analyse the original project rather than an instrumented copy",
             )
-
-
-def _make_directories(plan: Plan, tree: AtomicTree) -> None:
-    shutil.copymode(plan.root, tree.temp)  # the temporary folder was created private
-    for entry in plan.of_kind(DIRECTORY):
-        target = tree.path(entry.rel)
-        target.mkdir()
-        shutil.copymode(plan.root / entry.rel, target)
-
-
-def _copy_other_entries(plan: Plan, tree: AtomicTree) -> None:
-    for entry in plan.entries:
-        if entry.kind == LINK:
-            make_link(entry.link_target, tree.path(entry.rel))
-        elif entry.kind == COPY:
-            try:
-                copy_file(plan.root / entry.rel, tree.path(entry.rel))
-            except OSError as exc:
-                plan.notes.append((entry.rel, f"cannot be read ({exc.strerror}); not copied"))
 
 
 def _instrument_python_files(plan: Plan, tree: AtomicTree, workers: int, progress: bool) -> List[FileOutcome]:

@@ -7,6 +7,9 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Tuple
+
+from gpu2npu.pipeline.plan import COPY, DIRECTORY, LINK, Plan
 
 
 class AtomicTree:
@@ -44,3 +47,30 @@ def copy_file(source: Path, destination: Path) -> None:
 
 def make_link(target: str, destination: Path) -> None:
     os.symlink(target, destination)
+
+
+def make_directories(plan: Plan, tree: AtomicTree) -> None:
+    """The input's folders, with their permission bits, in the new tree."""
+    shutil.copymode(plan.root, tree.temp)  # the temporary folder was created private
+    for entry in plan.of_kind(DIRECTORY):
+        target = tree.path(entry.rel)
+        target.mkdir()
+        shutil.copymode(plan.root / entry.rel, target)
+
+
+def copy_other_entries(plan: Plan, tree: AtomicTree) -> Tuple[int, int]:
+    """Links and non-Python files, as they are; returns (files copied, links made). A file
+    that cannot be read is noted in the plan for the report."""
+    copied = links = 0
+    for entry in plan.entries:
+        target = tree.path(entry.rel)
+        if entry.kind == LINK:
+            make_link(entry.link_target, target)
+            links += 1
+        elif entry.kind == COPY:
+            try:
+                copy_file(plan.root / entry.rel, target)
+                copied += 1
+            except OSError as exc:
+                plan.notes.append((entry.rel, f"cannot be read ({exc.strerror}); not copied"))
+    return copied, links
