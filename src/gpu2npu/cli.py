@@ -239,7 +239,14 @@ class ManyValues(click.Option):
 @click.option("-j", "--jobs", default=0, type=click.IntRange(min=0), help="Worker processes (default: all cores).")
 @click.option("--force", is_flag=True, help="Replace an existing <name>_analysis output.")
 def analyse(input_path, output_path, version, mode, api_files, env_paths, rule_files, jobs, force):
-    """Analyse a project for NPU without migrating it (reads the input only)."""
+    """Analyse a project for NPU without migrating it (reads the input only).
+
+    \b
+    Modes:
+      torch_apis     unsupported/unknown APIs, CUDA operators, advice (as migrate reports them)
+      third_party    which functions of a library reach unsupported APIs (feeds -api)
+      affinity_apis  calls and definitions with an NPU-affine replacement
+      dynamic_shape  an instrumented copy that records tensor shapes while training runs"""
     from gpu2npu.analyse import run_analysis
     from gpu2npu.modes import AnalyseRequest
 
