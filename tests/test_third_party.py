@@ -200,3 +200,15 @@ def test_uses_belong_to_the_innermost_function():
     graph = graph_of({"m.py": "def outer():\n    def inner():\n        pass\n    return 1\nclass C:\n    def m(self):\n        x = 1\n"})
     spans = function_spans(graph)["m.py"]
     assert [enclosing_function(spans, line) for line in (1, 3, 4, 5, 7)] == ["m.outer", "m.outer", "m.outer", None, "m.C.m"]
+
+
+def test_a_library_built_on_an_analysed_one_inherits_its_results_through_api_files(tmp_path):
+    _, out = analyse(tmp_path)
+    write(tmp_path / "lib2" / "wrappers.py", "import mylib\n\n\ndef quick_fit(data):\n    return mylib.train_model(data)\n\n\ndef outer(d):\n    return quick_fit(d)\n")
+    result = run_cli("analyse", "-i", tmp_path / "lib2", "-o", tmp_path / "o2", "-m", "third_party", "-v", "2.8.0",
+                     "-api", out / "full_unsupported_results.csv")
+    assert result.returncode == 0, result.stderr
+    assert rows(tmp_path / "o2" / "lib2_analysis" / "full_unsupported_results.csv")[1:] == [
+        ["wrappers.py", "wrappers.outer", "file_path:wrappers.py, start_line:5, api_name:mylib.train_model"],
+        ["wrappers.py", "wrappers.quick_fit", "file_path:wrappers.py, start_line:5, api_name:mylib.train_model"],
+    ]
