@@ -158,9 +158,18 @@ def graph_of(files):
     return build_graph(trees, packages)
 
 
+def test_a_package_given_as_input_keeps_its_name(tmp_path):
+    result = run_cli("analyse", "-i", LIBRARY / "mylib", "-o", tmp_path, "-m", "third_party", "-v", "2.8.0")
+    assert result.returncode == 0, result.stderr
+    found = rows(tmp_path / "mylib_analysis" / "full_unsupported_results.csv")
+    assert [row[:2] for row in found[1:3]] == [["loop.py", "mylib.loop.ping"], ["loop.py", "mylib.loop.pong"]]
+    assert ["train.py", "mylib.train.fit\nmylib.train_model"] in [row[:2] for row in found]
+
+
 def test_module_names_start_below_the_highest_folder_without_init():
     names = module_names(["src/pkg/__init__.py", "src/pkg/sub/mod.py", "tool.py", "src/pkg/sub/__init__.py"], {"src/pkg", "src/pkg/sub"})
     assert names == {"src/pkg/__init__.py": "pkg", "src/pkg/sub/mod.py": "pkg.sub.mod", "tool.py": "tool", "src/pkg/sub/__init__.py": "pkg.sub"}
+    assert module_names(["__init__.py", "a.py", "sub/b.py"], {"", "sub"}, "lib") == {"__init__.py": "lib", "a.py": "lib.a", "sub/b.py": "lib.sub.b"}
 
 
 def test_alias_cycles_and_class_cycles_end():

@@ -164,27 +164,36 @@ def _in_module(graph: CallGraph, module: str, name: str) -> str:
 # -- building ----------------------------------------------------------------------------
 
 
-def module_names(files: Iterable[str], packages: Set[str]) -> Dict[str, str]:
-    """rel path -> module name; ``packages``: directories (rel POSIX) holding an __init__.py."""
+def import_root_depth(rel: str, packages: Set[str]) -> int:
+    """How many leading folders of ``rel`` lie above its import root (the highest folder
+    without __init__.py on the way down to it)."""
+    directories = rel.split("/")[:-1]
+    depth = len(directories)
+    while depth > 0 and "/".join(directories[:depth]) in packages:
+        depth -= 1
+    return depth
+
+
+def module_names(files: Iterable[str], packages: Set[str], prefix: str = "") -> Dict[str, str]:
+    """rel path -> module name; ``packages``: folders (rel POSIX, '' for the root) holding an
+    __init__.py; ``prefix``: the root's own package name when the root is a package."""
     names = {}
     for rel in files:
-        parts = rel[:-3].split("/")
-        directories = parts[:-1]
-        start = len(directories)
-        while start > 0 and "/".join(directories[:start]) in packages:
-            start -= 1
-        module = parts[start:]
+        depth = import_root_depth(rel, packages)
+        module = ([prefix] if prefix and depth == 0 else []) + rel[:-3].split("/")[depth:]
         if module[-1] == "__init__":
             module = module[:-1]
-        names[rel] = ".".join(module) if module else parts[-2] if len(parts) > 1 else "__init__"
+        names[rel] = ".".join(module) if module else "__init__"
     return names
 
 
-def build_graph(trees: Dict[str, ast.Module], packages: Set[str], searched: Iterable[str] = ()) -> CallGraph:
+def build_graph(
+    trees: Dict[str, ast.Module], packages: Set[str], searched: Iterable[str] = (), prefix: str = ""
+) -> CallGraph:
     """The graph of the parsed files (rel path -> tree); two passes: definitions, then calls.
-    ``searched``: top-level modules found on the -env paths."""
+    ``searched``: top-level modules found on the -env paths; ``prefix``: see module_names."""
     graph = CallGraph(searched=set(searched))
-    names = module_names(trees, packages)
+    names = module_names(trees, packages, prefix)
     for rel, tree in sorted(trees.items()):
         module = Module(names[rel], rel, rel.endswith("__init__.py"), tree=tree)
         graph.modules[module.name] = module

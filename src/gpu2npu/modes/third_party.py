@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Dict, Iterable, List, Set, Tuple
 
 from gpu2npu.analysis.api_files import load_api_files
-from gpu2npu.analysis.callgraph import build_graph, enclosing_function, function_spans
+from gpu2npu.analysis.callgraph import build_graph, enclosing_function, function_spans, import_root_depth
 from gpu2npu.analysis.jedi_calls import place_open_calls
 from gpu2npu.migrate import analyse_only
 from gpu2npu.modes import AnalyseRequest, ModeResult, not_analysed
@@ -56,7 +56,8 @@ def run(request: AnalyseRequest, tree: AtomicTree) -> ModeResult:
     migration = analyse_only(options, load_api_files(request.api_files))
     root = migration.plan.root
     sources, trees, packages = _read_library(migration.plan)
-    graph = build_graph(trees, packages, _top_level_modules(request.env_paths))
+    prefix = root.resolve().name if "" in packages else ""  # -i pkg/ keeps the names pkg.*
+    graph = build_graph(trees, packages, _top_level_modules(request.env_paths), prefix)
     jedi = place_open_calls(graph, root, sources, _source_roots(root, trees, packages) + list(request.env_paths))
     direct, outside = _direct_uses(graph, migration)
     uses = propagate(direct, graph.edges)
@@ -116,14 +117,11 @@ def _source_roots(root: Path, trees, packages: Set[str]) -> List[Path]:
     """Directories a top-level package or module of the library is imported from."""
     roots = set()
     for rel in trees:
-        directories = rel.split("/")[:-1]
-        start = len(directories)
-        while start > 0 and "/".join(directories[:start]) in packages:
-            start -= 1
-        if "" in packages and start == 0:
+        depth = import_root_depth(rel, packages)
+        if "" in packages and depth == 0:
             roots.add(root.parent)  # the input itself is a package
         else:
-            roots.add(root.joinpath(*directories[:start]))
+            roots.add(root.joinpath(*rel.split("/")[:depth]))
     return sorted(roots)
 
 
