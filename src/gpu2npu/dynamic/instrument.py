@@ -44,6 +44,7 @@ from gpu2npu.dynamic.loops import (
     import_table,
     qualify,
 )
+from gpu2npu.rewrite.engine import COPIED, PARSE_ERRORS, unreadable_reason
 from gpu2npu.rewrite.lines import NewlineCounter
 from gpu2npu.rewrite.references import dotted_name
 
@@ -87,10 +88,8 @@ def instrument_source(data: bytes, path: str = "<file>") -> Instrumented:
     try:
         tree = ast.parse(data)
         module = cst.parse_module(data)
-    except (SyntaxError, ValueError, cst.ParserSyntaxError) as exc:
-        return Instrumented(skipped=f"cannot be parsed as Python 3 ({_first_line(exc)}); copied unchanged")
-    except (UnicodeDecodeError, LookupError) as exc:
-        return Instrumented(skipped=f"cannot be decoded ({exc}); copied unchanged")
+    except (ValueError, *PARSE_ERRORS):
+        return Instrumented(skipped=f"{unreadable_reason(data) or 'cannot be parsed as Python 3'}{COPIED}")
     facts = _file_facts(tree, data.decode(module.encoding).lstrip("\ufeff"))
     transformer = CallInstrumenter(module, facts)
     new_module = module.visit(transformer)

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Dict, List, Tuple
 
 from gpu2npu.options import MigrateOptions
+from gpu2npu.rewrite.engine import COPIED
 
 
 @dataclass(frozen=True)
@@ -30,7 +31,7 @@ class ModeResult:
 def not_analysed(results) -> List[Tuple[str, str]]:
     """(file, reason) for the files a migration-less pass could not read; nothing is copied
     in an analysis, so the migration's "copied unchanged" is dropped."""
-    return [(r.rel, r.skipped.replace("; copied unchanged", "")) for r in results if r.skipped]
+    return [(r.rel, r.skipped.replace(COPIED, "")) for r in results if r.skipped]
 
 
 MODES = ("torch_apis", "third_party", "affinity_apis", "dynamic_shape")

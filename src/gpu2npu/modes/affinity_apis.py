@@ -9,7 +9,6 @@ rules/affinity.yaml.
 
 from __future__ import annotations
 
-import ast
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -34,7 +33,7 @@ from gpu2npu.pipeline.output import AtomicTree
 from gpu2npu.pipeline.plan import PYTHON, plan_input
 from gpu2npu.pipeline.progress import Progress
 from gpu2npu.report.csvfile import write_csv
-from gpu2npu.rewrite.engine import parse_ast
+from gpu2npu.rewrite.engine import parse_ast, unreadable_reason
 
 REPORT = "affinity_api_call.csv"
 COLUMNS = ["File", "Start Line", "End Line", "Api Type", "Api Call Name", "Affinity Api Name"]
@@ -105,24 +104,11 @@ def scan_file(job: Tuple[str, str]) -> FileScan:
         return FileScan(rel)  # mentions no name an entry needs: cannot give a row
     module = parse_ast(data)
     if module is None:
-        return FileScan(rel, skipped=f"{_unparsable_reason(data)}; not analysed")
+        return FileScan(rel, skipped=f"{unreadable_reason(data) or 'cannot be parsed as Python 3'}; not analysed")
     try:
         return FileScan(rel, scan_module(module, rel, *module_name(rel, _STATE["prefix"]), index))
     except Exception as exc:  # one odd file (say, nesting deeper than the recursion limit) must not stop the run
         return FileScan(rel, skipped=f"internal error ({type(exc).__name__}: {exc}); not analysed")
-
-
-def _unparsable_reason(data: bytes) -> str:
-    """Why the stdlib parser refused a file (asked again only for the rare failures)."""
-    problem: Optional[str] = None
-    try:
-        ast.parse(data)
-    except SyntaxError as exc:
-        where = f"syntax error at line {exc.lineno}" if exc.lineno else str(exc.msg)  # null bytes have no line
-        problem = "cannot be decoded" if "codec" in str(exc.msg) else f"cannot be parsed as Python 3 ({where})"
-    except ValueError as exc:  # null bytes
-        problem = f"cannot be parsed as Python 3 ({exc})"
-    return problem or "cannot be parsed as Python 3"
 
 
 def _fields(row: AffinityRow) -> list:

@@ -22,6 +22,10 @@ class SourceResult:
     skipped: str = ""  # why the file could not be migrated (it is then copied unchanged)
 
 
+PARSE_ERRORS = (cst.ParserSyntaxError, UnicodeDecodeError, LookupError, SyntaxError)
+COPIED = "; copied unchanged"  # what a migration does with a file it cannot parse
+
+
 def parse_ast(data: bytes) -> Optional[ast.Module]:
     """The file's stdlib syntax tree, or None (shared by the text path, the device facts and
     the analysis, so a file is parsed by ast at most once)."""
@@ -44,17 +48,16 @@ def migrate_source(
     spot, several times cheaper than libcst); all others take the libcst pass."""
     if not index.needs_rewrite(data):
         # A tree the caller parsed already proves the file valid; else check it (it is still reported).
-        return SourceResult(skipped="" if tree is not None else unreadable_reason(data))
+        reason = "" if tree is not None else unreadable_reason(data)
+        return SourceResult(skipped=reason + COPIED if reason else "")
     if text_path and not index.needs_tree(data):
         result = _insert_imports_as_text(data, index, tree)
         if result is not None:
             return result
     try:
         module = cst.parse_module(data)
-    except cst.ParserSyntaxError as exc:
-        return SourceResult(skipped=f"cannot be parsed as Python 3 ({_syntax_problem(data, exc)}); copied unchanged")
-    except (UnicodeDecodeError, LookupError, SyntaxError) as exc:
-        return SourceResult(skipped=f"cannot be decoded ({exc}); copied unchanged")
+    except PARSE_ERRORS as exc:
+        return SourceResult(skipped=parse_failure(data, exc) + COPIED)
     transformer = MigrationTransformer(index, module, project, source=data.decode(module.encoding), tree=tree)
     new_module = module.visit(transformer)
     if not transformer.changes:
@@ -90,8 +93,8 @@ def _insert_imports_as_text(data: bytes, index, tree: Optional[ast.Module]) -> O
 
 
 def unreadable_reason(data: bytes) -> str:
-    """Why a file no rule applies to is not valid Python 3 ('' when it is): such files are copied
-    unchanged anyway, but the report must still name them. The stdlib compiler answers quickly;
+    """Why a file is not valid Python 3 ('' when it is), for the reports: a migration copies
+    such files unchanged, an analysis lists them. The stdlib compiler answers quickly;
     libcst decides when this Python is older than the file's syntax."""
     try:
         compile(data, "<file>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
@@ -101,10 +104,15 @@ def unreadable_reason(data: bytes) -> str:
     try:
         cst.parse_module(data)
         return ""
-    except cst.ParserSyntaxError as exc:
-        return f"cannot be parsed as Python 3 ({_syntax_problem(data, exc)}); copied unchanged"
-    except (UnicodeDecodeError, LookupError, SyntaxError) as exc:
-        return f"cannot be decoded ({exc}); copied unchanged"
+    except PARSE_ERRORS as exc:
+        return parse_failure(data, exc)
+
+
+def parse_failure(data: bytes, exc: Exception) -> str:
+    """The reason libcst's error gives, in words that are the same on every Python version."""
+    if isinstance(exc, cst.ParserSyntaxError):
+        return f"cannot be parsed as Python 3 ({_syntax_problem(data, exc)})"
+    return f"cannot be decoded ({exc})"
 
 
 def _syntax_problem(data: bytes, exc: cst.ParserSyntaxError) -> str:
