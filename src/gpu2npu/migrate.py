@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import sys
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional, Set
@@ -17,7 +16,7 @@ from gpu2npu.options import MigrateOptions
 from gpu2npu.pipeline import worker
 from gpu2npu.pipeline.output import AtomicTree, copy_other_entries, make_directories
 from gpu2npu.pipeline.plan import COPY, PYTHON, REPORT_DIR, Plan, plan_input
-from gpu2npu.pipeline.progress import Progress
+from gpu2npu.pipeline.parallel import run_jobs
 from gpu2npu.report.apis import ApiReports, api_reports
 from gpu2npu.report.migration import write_reports
 from gpu2npu.rewrite.engine import parse_ast
@@ -30,7 +29,6 @@ from gpu2npu.rules.model import RuleSet
 
 OUTPUT_SUFFIX = "_msft"
 CPP_SUFFIXES = (".cpp", ".cc", ".cxx", ".cu", ".cuh")
-IN_PROCESS_BELOW = 24  # fewer Python files than this: a process pool costs more than it saves
 
 
 @dataclass
@@ -203,29 +201,14 @@ def _copy_other_entries(run: MigrationRun, tree: AtomicTree) -> None:
 
 def _process_python(run: MigrationRun, facts: ProjectFacts, tree, meanwhile, context, rewrite=True) -> List[worker.FileResult]:
     """Migrate the Python files; ``meanwhile`` runs in this process while workers are busy."""
-    entries = sorted(run.plan.of_kind(PYTHON), key=lambda e: -e.size)  # big files first: better balance
     jobs = [
         worker.Job(e.rel, str(run.plan.root / e.rel), str(tree.path(e.rel)) if tree is not None else None)
-        for e in entries
+        for e in run.plan.python_largest_first()
     ]
-    progress = Progress(len(jobs), enabled=run.options.progress)
-    results: List[worker.FileResult] = []
-    workers = min(run.options.workers, max(1, len(jobs)))
-    if workers == 1 or len(jobs) < IN_PROCESS_BELOW:
-        meanwhile()
-        worker.initialise(run.index, facts, context, rewrite)
-        for job in jobs:
-            results.append(worker.process(job))
-            progress.advance()
-    else:
-        with ProcessPoolExecutor(workers, initializer=worker.initialise, initargs=(run.index, facts, context, rewrite)) as pool:
-            chunk = max(1, min(16, len(jobs) // (workers * 8)))
-            pending = pool.map(worker.process, jobs, chunksize=chunk)
-            meanwhile()
-            for result in pending:
-                results.append(result)
-                progress.advance()
-    progress.finish()
+    results = run_jobs(
+        worker.process, jobs, run.options.workers, run.options.progress,
+        worker.initialise, (run.index, facts, context, rewrite), meanwhile,
+    )
     return sorted(results, key=lambda r: r.rel)
 
 

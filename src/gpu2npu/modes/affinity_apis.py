@@ -10,7 +10,6 @@ rules/affinity.yaml.
 from __future__ import annotations
 
 from collections import Counter
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import List, Optional, Tuple
@@ -26,12 +25,11 @@ from gpu2npu.analysis.affinity import (
     project_rows,
     scan_module,
 )
-from gpu2npu.migrate import IN_PROCESS_BELOW
 from gpu2npu.modes import AnalyseRequest, ModeResult
 from gpu2npu.options import MigrateOptions
 from gpu2npu.pipeline.output import AtomicTree
-from gpu2npu.pipeline.plan import PYTHON, plan_input
-from gpu2npu.pipeline.progress import Progress
+from gpu2npu.pipeline.plan import plan_input
+from gpu2npu.pipeline.parallel import run_jobs
 from gpu2npu.report.csvfile import write_csv
 from gpu2npu.rewrite.engine import parse_ast, unreadable_reason
 
@@ -65,22 +63,8 @@ def scan_project(options: MigrateOptions, index: AffinityIndex) -> Tuple[List[Mo
     the scans in sorted file order, and the files not analysed with the reason."""
     plan = plan_input(options.input)
     prefix = package_prefix(plan.root)
-    entries = sorted(plan.of_kind(PYTHON), key=lambda e: -e.size)  # big files first: better balance
-    jobs = [(e.rel, str(plan.root / e.rel)) for e in entries]
-    progress = Progress(len(jobs), enabled=options.progress)
-    results: List[FileScan] = []
-    workers = min(options.workers, max(1, len(jobs)))
-    if workers == 1 or len(jobs) < IN_PROCESS_BELOW:
-        _initialise(index, prefix)
-        for job in jobs:
-            results.append(scan_file(job))
-            progress.advance()
-    else:
-        with ProcessPoolExecutor(workers, initializer=_initialise, initargs=(index, prefix)) as pool:
-            for result in pool.map(scan_file, jobs, chunksize=max(1, min(16, len(jobs) // (workers * 8)))):
-                results.append(result)
-                progress.advance()
-    progress.finish()
+    jobs = [(e.rel, str(plan.root / e.rel)) for e in plan.python_largest_first()]
+    results = run_jobs(scan_file, jobs, options.workers, options.progress, _initialise, (index, prefix))
     results.sort(key=lambda r: r.rel)
     return [r.scan for r in results if r.scan is not None], [(r.rel, r.skipped) for r in results if r.skipped]
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import shlex
 import shutil
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import List, Optional, Tuple
@@ -29,11 +28,10 @@ from gpu2npu.dynamic import (
 from gpu2npu.dynamic.instrument import Instrumented, instrument_source
 from gpu2npu.dynamic.loops import BY_HAND, BY_NAME, Loop
 from gpu2npu.errors import UserError
-from gpu2npu.migrate import IN_PROCESS_BELOW
 from gpu2npu.modes import AnalyseRequest, ModeResult
 from gpu2npu.pipeline.output import AtomicTree, copy_file, copy_other_entries, make_directories
-from gpu2npu.pipeline.plan import PYTHON, Plan, plan_input
-from gpu2npu.pipeline.progress import Progress
+from gpu2npu.pipeline.plan import Plan, plan_input
+from gpu2npu.pipeline.parallel import run_jobs
 
 RESERVED_NAMES = (RUNTIME_PACKAGE, LOG_FILE, SUMMARY_FILE)  # what the analysis adds to the copy's root
 WRAP_BY_HAND = "for batch in DETECTOR.start(loader):"
@@ -69,22 +67,8 @@ def refuse_reserved_names(root: Path) -> None:
 
 
 def _instrument_python_files(plan: Plan, tree: AtomicTree, workers: int, progress: bool) -> List[FileOutcome]:
-    entries = sorted(plan.of_kind(PYTHON), key=lambda e: -e.size)  # big files first: better balance
-    jobs = [(e.rel, str(plan.root / e.rel), str(tree.path(e.rel))) for e in entries]
-    bar = Progress(len(jobs), enabled=progress)
-    outcomes = []
-    workers = min(workers, max(1, len(jobs)))
-    if workers == 1 or len(jobs) < IN_PROCESS_BELOW:
-        for job in jobs:
-            outcomes.append(instrument_file(job))
-            bar.advance()
-    else:
-        with ProcessPoolExecutor(workers) as pool:
-            for outcome in pool.map(instrument_file, jobs, chunksize=max(1, min(16, len(jobs) // (workers * 8)))):
-                outcomes.append(outcome)
-                bar.advance()
-    bar.finish()
-    return sorted(outcomes, key=lambda o: o.rel)
+    jobs = [(e.rel, str(plan.root / e.rel), str(tree.path(e.rel))) for e in plan.python_largest_first()]
+    return sorted(run_jobs(instrument_file, jobs, workers, progress), key=lambda o: o.rel)
 
 
 def instrument_file(job: Tuple[str, str, str]) -> FileOutcome:
