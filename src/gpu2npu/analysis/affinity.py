@@ -49,6 +49,7 @@ import yaml
 
 from gpu2npu.analysis.bindings import SourceOrderBinder
 from gpu2npu.analysis.collect import qualified_name
+from gpu2npu.analysis.modules import relative_base
 from gpu2npu.errors import RuleFileError
 from gpu2npu.rewrite.facts import dotted
 from gpu2npu.rewrite.scopes import LOCAL, ImportBinding, ScopeStack
@@ -228,40 +229,6 @@ def _value(path: Path, where: str, key: str, value):
     if not isinstance(value, str) or not value:
         raise RuleFileError(path, where, "must be a non-empty (quoted) string")
     return value
-
-
-# -- module names ---------------------------------------------------------------------------
-
-
-def package_prefix(root: Path) -> str:
-    """The dotted package the input root is part of ('' unless it holds an __init__.py), so
-    that ``-i repo/pkg`` names its modules 'pkg.x' as the project's own imports do."""
-    names: List[str] = []
-    directory = root.resolve()
-    while (directory / "__init__.py").is_file() and directory.parent != directory:
-        names.append(directory.name)
-        directory = directory.parent
-    return ".".join(reversed(names))
-
-
-def module_name(rel: str, prefix: str = "") -> Tuple[str, bool]:
-    """'models/layers.py' -> ('models.layers', False); 'models/__init__.py' -> ('models', True)."""
-    parts = rel[: -len(".py")].split("/") if rel.endswith(".py") else rel.split("/")
-    is_package = parts[-1] == "__init__"
-    if is_package:
-        parts = parts[:-1]
-    return ".".join(part for part in (prefix, *parts) if part), is_package
-
-
-def relative_base(module: str, is_package: bool, level: int, target: Optional[str]) -> Optional[str]:
-    """The absolute module of ``from <level dots><target> import ...`` in ``module``."""
-    parts = module.split(".") if module else []
-    if not is_package:
-        parts = parts[:-1]
-    if level - 1 > len(parts):
-        return None
-    parts = parts[: len(parts) - (level - 1)] + (target.split(".") if target else [])
-    return ".".join(parts) or None
 
 
 # -- pass 1: one file ---------------------------------------------------------------------------

@@ -18,6 +18,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Set, Tuple
 
+from gpu2npu.analysis.modules import import_bindings
 from gpu2npu.rewrite.facts import dotted
 
 MAX_ALIAS_HOPS = 16  # re-exports of re-exports; a cycle of aliases stops here
@@ -241,7 +242,7 @@ class _Definitions:
             elif isinstance(node, ast.ClassDef):
                 self._class(node, prefix)
             elif not cls and isinstance(node, (ast.Import, ast.ImportFrom)):
-                self.module.symbols.update(import_bindings(node, self.module))
+                self.module.symbols.update(import_bindings(node, self.module.name, self.module.is_package))
             elif not cls and isinstance(node, (ast.If, ast.Try)):
                 self.visit_body(_branches(node), prefix, cls)
 
@@ -262,36 +263,6 @@ class _Definitions:
         if prefix == self.module.name:
             self.module.symbols[node.name] = name
         self.visit_body(node.body, name, name)
-
-
-def import_bindings(node, module: Module) -> Dict[str, str]:
-    """Local name -> dotted target of one import statement (relative ones made absolute)."""
-    bound = {}
-    if isinstance(node, ast.Import):
-        for alias in node.names:
-            if alias.asname:
-                bound[alias.asname] = alias.name
-            else:
-                root = alias.name.split(".")[0]
-                bound[root] = root
-        return bound
-    base = _import_base(node, module)
-    if base is None:
-        return bound
-    for alias in node.names:
-        if alias.name != "*":
-            bound[alias.asname or alias.name] = f"{base}.{alias.name}" if base else alias.name
-    return bound
-
-
-def _import_base(node: ast.ImportFrom, module: Module) -> Optional[str]:
-    if not node.level:
-        return node.module
-    package = module.name.split(".") if module.is_package else module.name.split(".")[:-1]
-    if node.level - 1 > len(package):
-        return None  # beyond the top of the library
-    package = package[: len(package) - (node.level - 1)]
-    return ".".join(package + ([node.module] if node.module else []))
 
 
 def _self_attributes(function) -> Dict[str, str]:
@@ -343,7 +314,7 @@ class _Calls(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Import(self, node) -> None:
-        self.locals.update(import_bindings(node, self.module))
+        self.locals.update(import_bindings(node, self.module.name, self.module.is_package))
 
     visit_ImportFrom = visit_Import
 

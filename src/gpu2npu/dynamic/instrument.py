@@ -39,12 +39,12 @@ from gpu2npu.dynamic import DETECTOR_IMPORT
 from gpu2npu.dynamic.loops import (
     BY_HAND,
     Loop,
-    dotted,
     find_loops,
     import_table,
     qualify,
 )
 from gpu2npu.rewrite.engine import COPIED, PARSE_ERRORS, unreadable_reason
+from gpu2npu.rewrite.facts import dotted
 from gpu2npu.rewrite.lines import NewlineCounter
 from gpu2npu.rewrite.references import dotted_name
 

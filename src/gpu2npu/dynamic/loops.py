@@ -22,6 +22,9 @@ import ast
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Set, Tuple
 
+from gpu2npu.analysis.modules import import_bindings
+from gpu2npu.rewrite.facts import dotted
+
 DATALOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 BY_DATALOADER, BY_NAME, BY_HAND = "DataLoader", "name", "by hand"
 
@@ -46,32 +49,12 @@ def import_table(tree: ast.Module) -> Dict[str, str]:
         table[name] = qualified
 
     for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.asname:
-                    bind(alias.asname, alias.name)
-                else:
-                    root = alias.name.split(".")[0]
-                    bind(root, root)
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            for alias in node.names:
-                if alias.name != "*":
-                    bind(alias.asname or alias.name, f"{node.module}.{alias.name}")
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            for name, qualified in import_bindings(node).items():
+                bind(name, qualified)
     for name in ambiguous:
         del table[name]
     return table
-
-
-def dotted(node: ast.AST) -> Optional[str]:
-    """``a.b.c`` for a Name/Attribute chain, else None."""
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    parts.append(node.id)
-    return ".".join(reversed(parts))
 
 
 def qualify(text: str, table: Dict[str, str]) -> str:

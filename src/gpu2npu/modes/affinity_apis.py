@@ -20,11 +20,10 @@ from gpu2npu.analysis.affinity import (
     ModuleScan,
     index_for_version,
     load_affinity,
-    module_name,
-    package_prefix,
     project_rows,
     scan_module,
 )
+from gpu2npu.analysis.modules import module_name, package_prefix
 from gpu2npu.modes import AnalyseRequest, ModeResult
 from gpu2npu.options import MigrateOptions
 from gpu2npu.pipeline.output import AtomicTree

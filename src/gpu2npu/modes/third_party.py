@@ -23,6 +23,7 @@ from typing import Dict, Iterable, List, Set, Tuple
 from gpu2npu.analysis.api_files import load_api_files
 from gpu2npu.analysis.callgraph import build_graph, enclosing_function, function_spans, import_root_depth
 from gpu2npu.analysis.jedi_calls import place_open_calls
+from gpu2npu.analysis.modules import package_prefix
 from gpu2npu.migrate import analyse_only
 from gpu2npu.modes import AnalyseRequest, ModeResult, not_analysed
 from gpu2npu.pipeline.output import AtomicTree
@@ -56,9 +57,9 @@ def run(request: AnalyseRequest, tree: AtomicTree) -> ModeResult:
     migration = analyse_only(options, load_api_files(request.api_files))
     root = migration.plan.root
     sources, trees, packages = _read_library(migration.plan)
-    prefix = root.resolve().name if "" in packages else ""  # -i pkg/ keeps the names pkg.*
+    prefix = package_prefix(root)  # -i repo/pkg keeps the names pkg.*
     graph = build_graph(trees, packages, _top_level_modules(request.env_paths), prefix)
-    jedi = place_open_calls(graph, root, sources, _source_roots(root, trees, packages) + list(request.env_paths))
+    jedi = place_open_calls(graph, root, sources, _source_roots(root, trees, packages, prefix) + list(request.env_paths))
     direct, outside = _direct_uses(graph, migration)
     uses = propagate(direct, graph.edges)
     rows = _report_rows(uses, graph)
@@ -113,13 +114,13 @@ def _read_library(plan):
     return sources, trees, packages
 
 
-def _source_roots(root: Path, trees, packages: Set[str]) -> List[Path]:
+def _source_roots(root: Path, trees, packages: Set[str], prefix: str) -> List[Path]:
     """Directories a top-level package or module of the library is imported from."""
     roots = set()
     for rel in trees:
         depth = import_root_depth(rel, packages)
-        if "" in packages and depth == 0:
-            roots.add(root.parent)  # the input itself is a package
+        if prefix and depth == 0:
+            roots.add(root.resolve().parents[prefix.count(".")])  # above the package the input is in
         else:
             roots.add(root.joinpath(*rel.split("/")[:depth]))
     return sorted(roots)
