@@ -82,10 +82,11 @@ def _definitions_by_position(graph: CallGraph) -> Dict[Tuple[str, int], str]:
 
 
 def _callee(jedi, project, scripts, call: OpenCall, root: Path, sources, definitions) -> Optional[str]:
-    script = scripts.get(call.file)
-    if script is None:
-        script = scripts[call.file] = jedi.Script(sources[call.file], path=str(root / call.file), project=project)
-    line_text = sources[call.file].splitlines()[call.line - 1]
+    if call.file not in scripts:  # one jedi script and one split into lines per file
+        script = jedi.Script(sources[call.file], path=str(root / call.file), project=project)
+        scripts[call.file] = (script, sources[call.file].splitlines())
+    script, lines = scripts[call.file]
+    line_text = lines[call.line - 1]
     column = len(line_text.encode("utf-8")[: call.column].decode("utf-8", "replace"))  # ast counts bytes
     for name in script.goto(call.line, column, follow_imports=True):
         if name.module_path is None or name.line is None:
