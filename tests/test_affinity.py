@@ -10,7 +10,7 @@ import textwrap
 import pytest
 
 from gpu2npu.analysis.affinity import base_matches, parameter_names, parse_affinity
-from gpu2npu.analysis.modules import relative_base
+from gpu2npu.source.imports import relative_base
 from gpu2npu.errors import RuleFileError
 from helpers import REPO, run_cli, run_cli_without, tree_files, write
 

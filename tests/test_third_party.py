@@ -13,7 +13,8 @@ import os
 
 from helpers import REPO, run_cli, run_cli_without, tree_files, write
 
-from gpu2npu.analysis.callgraph import build_graph, enclosing_function, function_spans, module_names
+from gpu2npu.analysis.callgraph import build_graph, enclosing_function, function_spans
+from gpu2npu.source.modules import module_names
 from gpu2npu.modes.third_party import Use, propagate
 
 LIBRARY = REPO / "tests" / "projects" / "third_party"

@@ -19,7 +19,7 @@ from gpu2npu.pipeline.plan import COPY, PYTHON, REPORT_DIR, Plan, plan_input
 from gpu2npu.pipeline.parallel import run_jobs
 from gpu2npu.report.apis import ApiReports, api_reports
 from gpu2npu.report.migration import write_reports
-from gpu2npu.rewrite.engine import parse_ast
+from gpu2npu.source.parse import parse_ast
 from gpu2npu.rewrite.facts import classes_defining
 from gpu2npu.rewrite.transformer import ProjectFacts
 from gpu2npu.rules.describe import describe

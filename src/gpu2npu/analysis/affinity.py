@@ -47,12 +47,11 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 import yaml
 
-from gpu2npu.analysis.bindings import SourceOrderBinder
-from gpu2npu.analysis.collect import qualified_name
-from gpu2npu.analysis.modules import relative_base
 from gpu2npu.errors import RuleFileError
-from gpu2npu.rewrite.facts import dotted
-from gpu2npu.rewrite.scopes import LOCAL, ImportBinding, ScopeStack
+from gpu2npu.source.binder import ScopedReader
+from gpu2npu.source.imports import STAR
+from gpu2npu.source.names import dotted
+from gpu2npu.source.scopes import LOCAL, ImportBinding
 from gpu2npu.rules.location import builtin_rules_dir
 
 AFFINITY_FILE = "affinity.yaml"
@@ -287,14 +286,14 @@ def _span(node: ast.AST) -> Tuple[int, int]:
     return node.lineno, getattr(node, "end_lineno", None) or node.lineno
 
 
-class _Scanner(SourceOrderBinder):
+class _Scanner(ScopedReader):
     """One walk over a module, keeping an import table scope by scope (as the rewrite pass
     does). A def or class binds its name to its own qualified name, so calls of it in the same
     module resolve like imported ones."""
 
     def __init__(self, rel: str, module: str, is_package: bool, index: AffinityIndex):
+        super().__init__()
         self.rel, self.module, self.is_package, self.index = rel, module, is_package, index
-        self.scopes = ScopeStack()
         # Per scope (parallel to self.scopes): the names whose last binding so far in that scope
         # was an assignment of a condition (see the module docstring).
         self.conditions: List[set] = [set()]
@@ -306,30 +305,21 @@ class _Scanner(SourceOrderBinder):
     # -- imports ------------------------------------------------------------------------------
 
     def visit_Import(self, node: ast.Import) -> None:
-        for alias in node.names:
-            if alias.asname:
-                self._bind_import(alias.asname, alias.name)
-            else:
-                root = alias.name.split(".")[0]
-                self._bind_import(root, root)
+        self._read_import(node)
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
-        base = relative_base(self.module, self.is_package, node.level, node.module) if node.level else node.module
-        for alias in node.names:
-            if alias.name == "*":
-                self._note_import(base or "")
-                if base and self.scopes.at_module_level:
-                    self.scan.stars.setdefault(self.module, []).append(base)
-            elif base:
-                self._bind_import(alias.asname or alias.name, f"{base}.{alias.name}")
-            else:
-                self._bind(alias.asname or alias.name)
+        self._read_import(node)
 
-    def _bind_import(self, name: str, qualified: str) -> None:
-        self._note_import(qualified)
-        self._bind(name, ImportBinding(qualified, qualified))
-        if self.scopes.at_module_level:
-            self.scan.aliases[self._global(name)] = qualified
+    def _read_import(self, node: ast.AST) -> None:
+        for name in self.bind_imports(node, self.module, self.is_package):
+            if name.local == STAR:
+                self._note_import(name.qualified or "")
+                if name.qualified and self.scopes.at_module_level:
+                    self.scan.stars.setdefault(self.module, []).append(name.qualified)
+            elif name.qualified:
+                self._note_import(name.qualified)
+                if self.scopes.at_module_level:
+                    self.scan.aliases[self._global(name.local)] = name.qualified
 
     def _note_import(self, qualified: str) -> None:
         if qualified == "torch" or qualified.startswith("torch."):
@@ -347,9 +337,9 @@ class _Scanner(SourceOrderBinder):
         for entry in self.index.functions.get(node.name, ()):
             if entry.params is None or entry.params == parameter_names(node.args):
                 self._add_definition(qualified, node, entry)
-        self._bind(node.name, ImportBinding(qualified, qualified))
+        self.bind_name(node.name, ImportBinding(qualified, qualified))
         self._enter("function", qualified)
-        self._bind_arguments(node.args)
+        self.bind_arguments(node.args)
         for statement in node.body:
             self.visit(statement)
         self._leave()
@@ -362,7 +352,7 @@ class _Scanner(SourceOrderBinder):
         qualified = self._qualified_def(node.name)
         for entry in self._class_entries(node):
             self._add_definition(qualified, node, entry)
-        self._bind(node.name, ImportBinding(qualified, qualified))
+        self.bind_name(node.name, ImportBinding(qualified, qualified))
         self._enter("class", qualified)
         for statement in node.body:
             self.visit(statement)
@@ -384,37 +374,22 @@ class _Scanner(SourceOrderBinder):
         self.scan.definitions.append(Definition(qualified, self.rel, *_span(node), entry))
 
     def _enter(self, kind: str, qualified: str) -> None:
-        self._push(kind)
+        self.push_scope(kind)
         self.path = qualified.split(".")
 
     def _leave(self) -> None:
-        self._pop()
+        self.pop_scope()
         self.path = self.path[:-1]
 
-    def _push(self, kind: str) -> None:
+    def push_scope(self, kind: str) -> None:
         self.scopes.push(kind)
         self.conditions.append(set())
 
-    def _pop(self) -> None:
+    def pop_scope(self) -> None:
         self.scopes.pop()
         self.conditions.pop()
 
-    def visit_Lambda(self, node: ast.Lambda) -> None:
-        for default in node.args.defaults + [d for d in node.args.kw_defaults if d]:
-            self.visit(default)
-        self._push("function")
-        self._bind_arguments(node.args)
-        self.visit(node.body)
-        self._pop()
-
-    def _bind_arguments(self, arguments: ast.arguments) -> None:
-        for param in arguments.posonlyargs + arguments.args + arguments.kwonlyargs:
-            self._bind(param.arg)
-        for extra in (arguments.vararg, arguments.kwarg):
-            if extra is not None:
-                self._bind(extra.arg)
-
-    def _bind(self, name: str, binding=LOCAL, condition: bool = False) -> None:
+    def bind_name(self, name: str, binding=LOCAL, condition: bool = False) -> None:
         """Every binding goes through here, so that a rebinding ends a name's condition status."""
         self.scopes.bind(name, binding)
         if condition:
@@ -463,9 +438,6 @@ class _Scanner(SourceOrderBinder):
     def bind_target(self, target: ast.AST) -> None:
         self._bind_target(target)
 
-    def bind_name(self, name: str) -> None:
-        self._bind(name)
-
     def _bind_target(self, target: ast.AST, condition: bool = False) -> None:
         """Bind the names of a target; ``condition``: a lone name gets a condition's value."""
         if isinstance(target, (ast.Tuple, ast.List)):
@@ -474,7 +446,7 @@ class _Scanner(SourceOrderBinder):
         elif isinstance(target, ast.Starred):
             self._bind_target(target.value)
         elif isinstance(target, ast.Name):
-            self._bind(target.id, condition=condition)
+            self.bind_name(target.id, condition=condition)
         else:
             self.visit(target)  # a.b = ..., a[i] = ...: the parts are loads
 
@@ -534,9 +506,6 @@ class _Scanner(SourceOrderBinder):
         if not qualified and isinstance(func, ast.Name) and self.scopes.lookup(func.id) is None:
             return self._global(func.id)
         return qualified
-
-    def qualified(self, node: ast.AST) -> str:
-        return qualified_name(self.scopes, node)
 
     def _add_row(self, node: ast.AST, api_type: str, call_name: str, replacement: str) -> None:
         self.scan.rows.append(AffinityRow(self.rel, *_span(node), api_type, call_name, replacement))

@@ -18,8 +18,9 @@ import ast
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Set, Tuple
 
-from gpu2npu.analysis.modules import import_bindings
-from gpu2npu.rewrite.facts import dotted
+from gpu2npu.source.imports import import_bindings
+from gpu2npu.source.modules import module_names
+from gpu2npu.source.names import dotted
 
 MAX_ALIAS_HOPS = 16  # re-exports of re-exports; a cycle of aliases stops here
 OPAQUE = "<opaque>"  # a local value no inference can tie to the library
@@ -163,29 +164,6 @@ def _in_module(graph: CallGraph, module: str, name: str) -> str:
 
 
 # -- building ----------------------------------------------------------------------------
-
-
-def import_root_depth(rel: str, packages: Set[str]) -> int:
-    """How many leading folders of ``rel`` lie above its import root (the highest folder
-    without __init__.py on the way down to it)."""
-    directories = rel.split("/")[:-1]
-    depth = len(directories)
-    while depth > 0 and "/".join(directories[:depth]) in packages:
-        depth -= 1
-    return depth
-
-
-def module_names(files: Iterable[str], packages: Set[str], prefix: str = "") -> Dict[str, str]:
-    """rel path -> module name; ``packages``: folders (rel POSIX, '' for the root) holding an
-    __init__.py; ``prefix``: the root's own package name when the root is a package."""
-    names = {}
-    for rel in files:
-        depth = import_root_depth(rel, packages)
-        module = ([prefix] if prefix and depth == 0 else []) + rel[:-3].split("/")[depth:]
-        if module[-1] == "__init__":
-            module = module[:-1]
-        names[rel] = ".".join(module) if module else "__init__"
-    return names
 
 
 def build_graph(

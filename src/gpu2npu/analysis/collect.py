@@ -4,7 +4,7 @@ import nn``), and methods of torch objects typed through assignments
 (``opt = torch.optim.Adam(...); opt.step()`` is ``torch.optim.Adam.step``).
 
 The stdlib ast is used (several times faster than libcst, and nothing is rewritten here);
-scoping follows the same rules as the rewrite pass (gpu2npu.rewrite.scopes).
+scoping follows the same rules as the rewrite pass (gpu2npu.source.scopes).
 """
 
 from __future__ import annotations
@@ -12,10 +12,11 @@ from __future__ import annotations
 import ast
 from typing import Dict, FrozenSet, List, Optional
 
-from gpu2npu.analysis.bindings import SourceOrderBinder
 from gpu2npu.analysis.callsites import CallSite
-from gpu2npu.rewrite.facts import dotted
-from gpu2npu.rewrite.scopes import LOCAL, ImportBinding, ScopeStack
+from gpu2npu.source.binder import ScopedReader
+from gpu2npu.source.names import dotted
+from gpu2npu.source.scopes import LOCAL
+
 
 def _placeholder(node: ast.AST) -> str:
     return ""
@@ -43,24 +44,11 @@ def collect_calls(
     return collector.sites
 
 
-def qualified_name(scopes: ScopeStack, node: ast.AST) -> str:
-    """``torch.nn.Linear`` for ``nn.Linear`` after ``from torch import nn``; '' when the
-    expression is not a dotted name rooted at an import."""
-    name = dotted(node)
-    if not name:
-        return ""
-    root, _, rest = name.partition(".")
-    binding = scopes.resolve_import(root)
-    if binding is None:
-        return ""
-    return binding.original + ("." + rest if rest else "")
-
-
-class _Collector(SourceOrderBinder):
+class _Collector(ScopedReader):
     def __init__(self, rel: str, detail_for: FrozenSet[str]):
+        super().__init__()
         self.rel = rel
         self.detail_for = detail_for
-        self.scopes = ScopeStack()
         self.sites: List[CallSite] = []
         self.instances: List[Dict[str, str]] = [{}]  # per function scope: name -> qualified class
         self.attribute_instances: Dict[str, str] = {}  # self.opt -> qualified class, file-wide
@@ -69,23 +57,12 @@ class _Collector(SourceOrderBinder):
     # -- bindings ---------------------------------------------------------------------------
 
     def visit_Import(self, node: ast.Import) -> None:
+        self.bind_imports(node)
         for alias in node.names:
-            if alias.asname:
-                self.scopes.bind(alias.asname, ImportBinding(alias.name, alias.name))
-            else:
-                root = alias.name.split(".")[0]
-                self.scopes.bind(root, ImportBinding(root, root))
             self._add(node, alias.name, "import")
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
-        for alias in node.names:
-            bound = alias.asname or alias.name
-            if node.level or not node.module or alias.name == "*":
-                if alias.name != "*":
-                    self.scopes.bind(bound, LOCAL)
-                continue
-            qualified = f"{node.module}.{alias.name}"
-            self.scopes.bind(bound, ImportBinding(qualified, qualified))
+        self.bind_imports(node)
         if node.module and not node.level:
             self._add(node, node.module, "import")
 
@@ -93,24 +70,17 @@ class _Collector(SourceOrderBinder):
         for decorator in node.decorator_list:
             self._record_reference(decorator, "decorator")
             self.visit(decorator)
-        self._visit_defaults(node.args)
+        self.visit_defaults(node.args)
         self.scopes.bind(node.name)
         self.scopes.push("function")
         self.instances.append({})
-        self._bind_arguments(node.args)
+        self.bind_arguments(node.args)
         for statement in node.body:
             self.visit(statement)
         self.instances.pop()
         self.scopes.pop()
 
     visit_AsyncFunctionDef = visit_FunctionDef
-
-    def visit_Lambda(self, node: ast.Lambda) -> None:
-        self._visit_defaults(node.args)
-        self.scopes.push("function")
-        self._bind_arguments(node.args)
-        self.visit(node.body)
-        self.scopes.pop()
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         for decorator in node.decorator_list:
@@ -143,20 +113,6 @@ class _Collector(SourceOrderBinder):
 
     def bind_target(self, target: ast.AST) -> None:
         self._bind_target(target, None)
-
-    def bind_name(self, name: str) -> None:
-        self.scopes.bind(name)
-
-    def _visit_defaults(self, arguments: ast.arguments) -> None:
-        for default in arguments.defaults + [d for d in arguments.kw_defaults if d is not None]:
-            self.visit(default)
-
-    def _bind_arguments(self, arguments: ast.arguments) -> None:
-        for param in arguments.posonlyargs + arguments.args + arguments.kwonlyargs:
-            self.scopes.bind(param.arg)
-        for extra in (arguments.vararg, arguments.kwarg):
-            if extra is not None:
-                self.scopes.bind(extra.arg)
 
     def _bind_target(self, target: ast.AST, value: Optional[ast.AST]) -> None:
         if isinstance(target, (ast.Tuple, ast.List)):
@@ -229,9 +185,6 @@ class _Collector(SourceOrderBinder):
         if self.scopes.lookup(receiver) is not LOCAL:
             return ""
         return self.instances[-1].get(receiver, "") or self.instances[0].get(receiver, "")
-
-    def qualified(self, node: ast.AST) -> str:
-        return qualified_name(self.scopes, node)
 
     def _record_reference(self, node: ast.AST, kind: str) -> None:
         target = node.func if isinstance(node, ast.Call) else node

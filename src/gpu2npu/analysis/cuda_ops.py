@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
-from gpu2npu.rewrite.facts import dotted
+from gpu2npu.source.imports import STAR, file_imports, imported_names, qualify
+from gpu2npu.source.names import dotted
 
 CPP_SUFFIXES = frozenset({".cpp", ".cc", ".cxx", ".cu", ".cuh"})
 EXTENSION_KINDS = ("CUDAExtension", "CppExtension")
@@ -807,15 +808,13 @@ class _PythonFile:
     """What one Python file says about its extension builds."""
 
     def __init__(self, tree: ast.AST):
-        self.imports: Dict[str, str] = {}  # local name -> qualified name
+        self.imports = file_imports(tree)  # local name -> qualified name
         self.values: Dict[str, ast.AST] = {}  # NAME = <value>, last assignment in source order
         self.targets: Dict[int, str] = {}  # id(call) -> the name its result is assigned to
         assignments = []
         for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                self._bind_import(node)
-            elif isinstance(node, ast.ImportFrom):
-                self._bind_import_from(node)
+            if isinstance(node, ast.ImportFrom):
+                self._bind_star_import(node)
             elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 if len(targets) == 1:
@@ -827,28 +826,18 @@ class _PythonFile:
             if isinstance(value, ast.Call):
                 self.targets[id(value)] = name
 
-    def _bind_import(self, node: ast.Import) -> None:
-        for alias in node.names:
-            if alias.asname:
-                self.imports[alias.asname] = alias.name
-
-    def _bind_import_from(self, node: ast.ImportFrom) -> None:
-        if node.level or not node.module:
-            return
-        for alias in node.names:
-            if alias.name == "*" and node.module in CPP_EXTENSION_MODULES:
-                self.imports.update({kind: f"{node.module}.{kind}" for kind in EXTENSION_KINDS + LOADER_KINDS})
-            elif alias.name != "*":
-                self.imports[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    def _bind_star_import(self, node: ast.ImportFrom) -> None:
+        """``from torch.utils.cpp_extension import *`` brings the extension builders."""
+        for name in imported_names(node):
+            if name.local == STAR and name.qualified in CPP_EXTENSION_MODULES:
+                self.imports.update({kind: f"{name.qualified}.{kind}" for kind in EXTENSION_KINDS + LOADER_KINDS})
 
     def kind(self, func: ast.AST) -> str:
         """'CUDAExtension', ..., 'load_inline' when func names one of them; else ''."""
         name = dotted(func)
         if not name:
             return ""
-        root, dot, rest = name.partition(".")
-        qualified = self.imports.get(root, root) + dot + rest
-        module, _, last = qualified.rpartition(".")
+        module, _, last = qualify(name, self.imports).rpartition(".")
         if last not in EXTENSION_KINDS + LOADER_KINDS:
             return ""
         if module in CPP_EXTENSION_MODULES or module.endswith(".cpp_extension"):

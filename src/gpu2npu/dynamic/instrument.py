@@ -36,17 +36,11 @@ from typing import Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from gpu2npu.dynamic import DETECTOR_IMPORT
-from gpu2npu.dynamic.loops import (
-    BY_HAND,
-    Loop,
-    find_loops,
-    import_table,
-    qualify,
-)
-from gpu2npu.rewrite.engine import COPIED, PARSE_ERRORS, unreadable_reason
-from gpu2npu.rewrite.facts import dotted
-from gpu2npu.rewrite.lines import NewlineCounter
-from gpu2npu.rewrite.references import dotted_name
+from gpu2npu.dynamic.loops import BY_HAND, Loop, find_loops
+from gpu2npu.source.imports import file_imports, qualify
+from gpu2npu.source.lines import NewlineCounter
+from gpu2npu.source.names import dotted, dotted_name
+from gpu2npu.source.parse import COPIED, PARSE_ERRORS, unreadable_reason
 
 BUILTINS = frozenset(dir(builtins))
 LOGGER_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical"})
@@ -111,7 +105,7 @@ def _first_line(exc: Exception) -> str:
 
 
 def _file_facts(tree: ast.Module, source: str) -> FileFacts:
-    imports = import_table(tree)
+    imports = file_imports(tree)
     loops = {loop.line: loop for loop in find_loops(tree, source, imports)}
     return FileFacts(imports, loops, _jit_compiled_names(tree, imports), _imports_detector(tree))
 

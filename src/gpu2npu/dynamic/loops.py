@@ -22,8 +22,8 @@ import ast
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Set, Tuple
 
-from gpu2npu.analysis.modules import import_bindings
-from gpu2npu.rewrite.facts import dotted
+from gpu2npu.source.imports import qualify
+from gpu2npu.source.names import dotted
 
 DATALOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 BY_DATALOADER, BY_NAME, BY_HAND = "DataLoader", "name", "by hand"
@@ -35,32 +35,6 @@ class Loop:
     header: str  # "for i, (x, y) in enumerate(train_loader)", as written (blanks collapsed)
     found_by: str  # BY_DATALOADER, BY_NAME or BY_HAND
     loader: str  # the loader expression, e.g. "train_loader"
-
-
-def import_table(tree: ast.Module) -> Dict[str, str]:
-    """Local name -> qualified name of every absolute import in the file. The file is read as
-    one namespace (no scopes): a name imported as two different things is left out."""
-    table: Dict[str, str] = {}
-    ambiguous: Set[str] = set()
-
-    def bind(name: str, qualified: str) -> None:
-        if table.get(name, qualified) != qualified:
-            ambiguous.add(name)
-        table[name] = qualified
-
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            for name, qualified in import_bindings(node).items():
-                bind(name, qualified)
-    for name in ambiguous:
-        del table[name]
-    return table
-
-
-def qualify(text: str, table: Dict[str, str]) -> str:
-    """``F.relu`` -> ``torch.nn.functional.relu`` when ``F`` is an import; else the text itself."""
-    root, dot, rest = text.partition(".")
-    return table[root] + dot + rest if root in table else text
 
 
 def find_loops(tree: ast.Module, source: str, table: Dict[str, str]) -> List[Loop]:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Dict, List, Tuple
 
 from gpu2npu.options import MigrateOptions
-from gpu2npu.rewrite.engine import COPIED
+from gpu2npu.source.parse import COPIED
 
 
 @dataclass(frozen=True)

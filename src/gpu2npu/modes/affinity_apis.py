@@ -23,14 +23,14 @@ from gpu2npu.analysis.affinity import (
     project_rows,
     scan_module,
 )
-from gpu2npu.analysis.modules import module_name, package_prefix
 from gpu2npu.modes import AnalyseRequest, ModeResult
 from gpu2npu.options import MigrateOptions
 from gpu2npu.pipeline.output import AtomicTree
 from gpu2npu.pipeline.plan import plan_input
 from gpu2npu.pipeline.parallel import run_jobs
 from gpu2npu.report.csvfile import write_csv
-from gpu2npu.rewrite.engine import parse_ast, unreadable_reason
+from gpu2npu.source.modules import module_name, package_prefix
+from gpu2npu.source.parse import parse_ast, unreadable_reason
 
 REPORT = "affinity_api_call.csv"
 COLUMNS = ["File", "Start Line", "End Line", "Api Type", "Api Call Name", "Affinity Api Name"]

@@ -21,15 +21,15 @@ from pathlib import Path
 from typing import Dict, Iterable, List, Set, Tuple
 
 from gpu2npu.analysis.api_files import load_api_files
-from gpu2npu.analysis.callgraph import build_graph, enclosing_function, function_spans, import_root_depth
+from gpu2npu.analysis.callgraph import build_graph, enclosing_function, function_spans
 from gpu2npu.analysis.jedi_calls import place_open_calls
-from gpu2npu.analysis.modules import package_prefix
 from gpu2npu.migrate import analyse_only
 from gpu2npu.modes import AnalyseRequest, ModeResult, not_analysed
 from gpu2npu.pipeline.output import AtomicTree
 from gpu2npu.pipeline.plan import PYTHON
 from gpu2npu.report.csvfile import write_csv
-from gpu2npu.rewrite.engine import parse_ast
+from gpu2npu.source.modules import import_root_depth, package_prefix
+from gpu2npu.source.parse import parse_ast
 
 UNSUPPORTED, CUDA_OP, UNKNOWN, MIGRATION = "unsupported", "cuda_op", "unknown", "migration"
 BLOCKING = (UNSUPPORTED, CUDA_OP)

@@ -16,7 +16,8 @@ from typing import List, Optional
 from gpu2npu.analysis.callsites import CallSite
 from gpu2npu.analysis.context import analyse_source
 from gpu2npu.rewrite.changes import Change
-from gpu2npu.rewrite.engine import migrate_source, parse_ast, unreadable_reason
+from gpu2npu.rewrite.engine import migrate_source
+from gpu2npu.source.parse import count_lines, parse_ast, unreadable_reason
 
 _STATE = {}
 
@@ -68,7 +69,7 @@ def _process(job: Job) -> FileResult:
     wants_tree = index.needs_rewrite(data) or (analysis is not None and analysis.mentions(data))
     tree = parse_ast(data) if wants_tree else None  # one stdlib parse, shared below
     outcome = migrate_source(data, index, _STATE["project"], job.rel, tree=tree)
-    result = FileResult(job.rel, lines=data.count(b"\n"), changes=outcome.changes, skipped=outcome.skipped)
+    result = FileResult(job.rel, lines=count_lines(data), changes=outcome.changes, skipped=outcome.skipped)
     if analysis is not None:
         result.calls = analyse_source(data, job.rel, tree, analysis)
     new_bytes = outcome.new_bytes
@@ -90,7 +91,7 @@ def _analyse_only(rel: str, data: bytes, analysis) -> FileResult:
     """The uses of analysed APIs, without the rewrite pass (the reports do not depend on it)."""
     tree = parse_ast(data)
     skipped = "" if tree is not None else unreadable_reason(data)
-    result = FileResult(rel, lines=data.count(b"\n"), skipped=skipped)
+    result = FileResult(rel, lines=count_lines(data), skipped=skipped)
     result.calls = analyse_source(data, rel, tree, analysis)
     return result
 

@@ -13,6 +13,7 @@ import libcst as cst
 from gpu2npu.rewrite.changes import INSERT, Change
 from gpu2npu.rewrite.kinds import import_insert
 from gpu2npu.rewrite.transformer import MigrationTransformer, ProjectFacts
+from gpu2npu.source.parse import COPIED, PARSE_ERRORS, parse_ast, parse_failure, unreadable_reason
 
 
 @dataclass
@@ -20,19 +21,6 @@ class SourceResult:
     new_bytes: Optional[bytes] = None  # None: the file stays byte-identical
     changes: List[Change] = field(default_factory=list)
     skipped: str = ""  # why the file could not be migrated (it is then copied unchanged)
-
-
-PARSE_ERRORS = (cst.ParserSyntaxError, UnicodeDecodeError, LookupError, SyntaxError)
-COPIED = "; copied unchanged"  # what a migration does with a file it cannot parse
-
-
-def parse_ast(data: bytes) -> Optional[ast.Module]:
-    """The file's stdlib syntax tree, or None (shared by the text path, the device facts and
-    the analysis, so a file is parsed by ast at most once)."""
-    try:
-        return ast.parse(data)
-    except (SyntaxError, ValueError):
-        return None
 
 
 def migrate_source(
@@ -90,41 +78,6 @@ def _insert_imports_as_text(data: bytes, index, tree: Optional[ast.Module]) -> O
         return SourceResult()
     changes = [Change(line, line, INSERT, f"insert import {rule['module']}", rule.id) for rule, line in placed]
     return SourceResult(new_bytes=new_bytes, changes=sorted(changes))
-
-
-def unreadable_reason(data: bytes) -> str:
-    """Why a file is not valid Python 3 ('' when it is), for the reports: a migration copies
-    such files unchanged, an analysis lists them. The stdlib compiler answers quickly;
-    libcst decides when this Python is older than the file's syntax."""
-    try:
-        compile(data, "<file>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
-        return ""
-    except (SyntaxError, ValueError, UnicodeDecodeError):
-        pass
-    try:
-        cst.parse_module(data)
-        return ""
-    except PARSE_ERRORS as exc:
-        return parse_failure(data, exc)
-
-
-def parse_failure(data: bytes, exc: Exception) -> str:
-    """The reason libcst's error gives, in words that are the same on every Python version."""
-    if isinstance(exc, cst.ParserSyntaxError):
-        return f"cannot be parsed as Python 3 ({_syntax_problem(data, exc)})"
-    return f"cannot be decoded ({exc})"
-
-
-def _syntax_problem(data: bytes, exc: cst.ParserSyntaxError) -> str:
-    """Where parsing failed: Python's line number (its wording of the error varies between
-    Python versions, the line does not, so reports stay the same on every machine)."""
-    try:
-        compile(data, "<file>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
-    except SyntaxError as error:
-        return f"syntax error at line {error.lineno}"
-    except ValueError:
-        pass
-    return f"syntax error near line {exc.raw_line}"
 
 
 def _compile_problem(new_code: bytes, old_code: bytes, path: str) -> str:

@@ -14,31 +14,19 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, List, Optional, Set
 
+from gpu2npu.source.imports import file_imports, qualify
+from gpu2npu.source.names import dotted
+from gpu2npu.source.torch_names import DTYPE_NAMES
+
 UNKNOWN = "unknown"
 NOT_INT = frozenset({"str", "device", "tensor", "none", "dtype"})
 
-DTYPE_NAMES = frozenset(
-    "float float16 float32 float64 half double bfloat16 int int8 int16 int32 int64 uint8 long short "
-    "bool complex64 complex128 cfloat cdouble qint8 quint8 qint32 chalf float8_e4m3fn float8_e5m2".split()
-)
 # torch functions that return a torch.device (device-agnostic code passes these around).
 DEVICE_FACTORIES = frozenset({"device", "current_accelerator", "get_default_device"})
 TENSOR_FACTORIES = frozenset(
     "tensor zeros ones empty rand randn randint full arange linspace as_tensor from_numpy stack cat "
     "zeros_like ones_like empty_like rand_like randn_like full_like".split()
 )
-
-
-def dotted(node: ast.AST) -> Optional[str]:
-    """``a.b.c`` for a Name/Attribute chain, else None."""
-    parts: List[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return None
 
 
 def classes_defining(tree: ast.AST, method: str, known: Set[str] = frozenset()) -> Set[str]:
@@ -82,13 +70,14 @@ class FileFacts:
         self.opaque_attributes: Set[str] = set()
         self.argparse_dests: Dict[str, str] = {}
         self.namespaces: Set[str] = set()  # names holding parse_args() results
-        self.imports: Dict[str, str] = {}  # local alias -> what it imports
+        self.imports: Dict[str, str] = {}  # local alias -> what it imports, file-wide
         self.tree: Optional[ast.AST] = tree
         if tree is None:
             try:
                 self.tree = ast.parse(source)
             except (SyntaxError, ValueError):
                 return  # libcst accepted it but this Python's ast did not: everything stays unknown
+        self.imports = file_imports(self.tree)
         self._scan(self.tree, self.module)
 
     def classes_defining(self, method: str) -> Set[str]:
@@ -164,8 +153,6 @@ class FileFacts:
             self._bind_target(node.target, node.value, scope)
         elif isinstance(node, ast.Call):
             self._read_add_argument(node)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            self._read_import(node)
 
     def _bind(self, name: str, value: ast.AST, scope: ScopeFacts) -> None:
         if "." in name:
@@ -223,21 +210,9 @@ class FileFacts:
             else:
                 scope.opaque.add(param.arg)
 
-    def _read_import(self, node) -> None:
-        """File-wide import aliases (``import torch as pt``, ``from torch import device``)."""
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.asname:
-                    self.imports[alias.asname] = alias.name
-        elif node.module and not node.level:
-            for alias in node.names:
-                self.imports[alias.asname or alias.name] = f"{node.module}.{alias.name}"
-
     def qualified(self, name: str) -> str:
-        """``name`` through the file's import aliases (``pt.device`` -> ``torch.device``)."""
-        root, _, rest = name.partition(".")
-        target = self.imports.get(root)
-        return f"{target}.{rest}" if target and rest else (target or name)
+        """``name`` through the file's imports (``pt.device`` -> ``torch.device``)."""
+        return qualify(name, self.imports)
 
     def _read_add_argument(self, call: ast.Call) -> None:
         if not (isinstance(call.func, ast.Attribute) and call.func.attr == "add_argument"):

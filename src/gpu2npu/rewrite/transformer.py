@@ -18,8 +18,10 @@ from gpu2npu.rewrite import references as refs
 from gpu2npu.rewrite.changes import DELETE, INSERT, MODIFY, Change
 from gpu2npu.rewrite.facts import FileFacts
 from gpu2npu.rewrite.kinds import KINDS, import_insert, import_remove, string
-from gpu2npu.rewrite.lines import NewlineCounter
-from gpu2npu.rewrite.scopes import LOCAL, ImportBinding, ScopeStack
+from gpu2npu.source.imports import bound_by_from_import, bound_by_import
+from gpu2npu.source.lines import NewlineCounter
+from gpu2npu.source.names import chain_parts, dotted_expression, dotted_name
+from gpu2npu.source.scopes import LOCAL, ImportBinding, ScopeStack
 
 STRING_NODES = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
 
@@ -99,7 +101,7 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
 
     def qualified_name(self, node: cst.BaseExpression) -> Optional[str]:
         """The original qualified name of a dotted reference, through the bindings seen so far."""
-        parts = refs.chain_parts(node)
+        parts = chain_parts(node)
         if not parts:
             return None
         binding = self.scopes.resolve_import(parts[0])
@@ -281,7 +283,7 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
     def leave_Import(self, original_node, updated_node):
         kept = []
         for alias in updated_node.names:
-            name = refs.dotted_name(alias.name)
+            name = dotted_name(alias.name)
             removal = import_remove.rule_for(name, self.index)
             if removal is not None:
                 self._record_statement(DELETE, f"import {name} has been removed", removal.id)
@@ -294,17 +296,15 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         return updated_node.with_changes(names=kept)
 
     def _rewrite_import_alias(self, alias: cst.ImportAlias, name: str) -> cst.ImportAlias:
-        if alias.asname is None:
-            root = name.split(".")[0]  # `import torch.cuda` binds `torch`, which is not renamed
-            self.scopes.bind(root, ImportBinding(root, root))
-            return alias
-        bound = alias.asname.name.value
-        new = self._renamed(name)
-        self.scopes.bind(bound, ImportBinding(name, new or name))
+        asname = alias.asname.name.value if alias.asname is not None else None
+        bound, qualified = bound_by_import(name, asname)
+        # `import torch.cuda` binds `torch`, which is not renamed
+        new = self._renamed(qualified) if asname else None
+        self.scopes.bind(bound, ImportBinding(qualified, new or qualified))
         if new is None:
             return alias
         self._record_statement(MODIFY, f"change import {name} to {new}", self._rule_of(name))
-        return alias.with_changes(name=refs.dotted_expression(new))
+        return alias.with_changes(name=dotted_expression(new))
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
         self._statement_line = self._newlines + 1
@@ -313,15 +313,15 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
 
     def leave_ImportFrom(self, original_node, updated_node):
         if updated_node.relative or updated_node.module is None:
-            self._bind_from_names(updated_node, None)
+            self._bind_relative_names(updated_node)
             return updated_node
-        module = refs.dotted_name(updated_node.module)
+        module = dotted_name(updated_node.module)
         if isinstance(updated_node.names, cst.ImportStar):
             new_module = self._renamed(module)
             if new_module is None:
                 return updated_node
             self._record_statement(MODIFY, f"change import {module}.* to {new_module}.*", self._rule_of(module))
-            return updated_node.with_changes(module=refs.dotted_expression(new_module))
+            return updated_node.with_changes(module=dotted_expression(new_module))
         groups, changed = self._group_from_names(module, updated_node.names)
         return self._emit_from_groups(updated_node, groups) if changed else updated_node
 
@@ -331,9 +331,8 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         groups: "OrderedDict[str, List[cst.ImportAlias]]" = OrderedDict()
         changed = False
         for alias in aliases:
-            name = refs.dotted_name(alias.name)
-            qualified = f"{module}.{name}"
-            bound = alias.asname.name.value if alias.asname is not None else name
+            name = dotted_name(alias.name)
+            bound, qualified = bound_by_from_import(module, name, _asname(alias))
             new = self._renamed(qualified)
             self.scopes.bind(bound, ImportBinding(qualified, new or qualified))
             if new is None:
@@ -348,24 +347,24 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
 
     def _emit_from_groups(self, node: cst.ImportFrom, groups) -> cst.ImportFrom:
         """One statement per target module: the first in place, the others on lines after it."""
-        modules = sorted(groups, key=lambda m: m != refs.dotted_name(node.module))  # the kept module stays first
-        first = node.with_changes(module=refs.dotted_expression(modules[0]), names=groups[modules[0]])
+        modules = sorted(groups, key=lambda m: m != dotted_name(node.module))  # the kept module stays first
+        first = node.with_changes(module=dotted_expression(modules[0]), names=groups[modules[0]])
         if len(modules) > 1:
             extra = [
                 cst.SimpleStatementLine(
-                    [cst.ImportFrom(module=refs.dotted_expression(m), names=_clean_commas(groups[m], bare=True))]
+                    [cst.ImportFrom(module=dotted_expression(m), names=_clean_commas(groups[m]))]
                 )
                 for m in modules[1:]
             ]
             self._lines_after.setdefault(id(self._lines[-1]), []).extend(extra)
-            first = first.with_changes(lpar=None, rpar=None, names=_clean_commas(groups[modules[0]], bare=True))
+            first = first.with_changes(lpar=None, rpar=None, names=_clean_commas(groups[modules[0]]))
         return first
 
-    def _bind_from_names(self, node: cst.ImportFrom, module: Optional[str]) -> None:
+    def _bind_relative_names(self, node: cst.ImportFrom) -> None:
         if isinstance(node.names, cst.ImportStar):
             return
         for alias in node.names:
-            bound = alias.asname.name.value if alias.asname is not None else refs.dotted_name(alias.name)
+            bound, _ = bound_by_from_import(None, dotted_name(alias.name), _asname(alias))
             self.scopes.bind(bound, LOCAL)
 
     def _record_statement(self, operation: str, message: str, rule_id: str) -> None:
@@ -391,7 +390,7 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         self._call_lines.append(self._newlines + 1)
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
-        parts = refs.chain_parts(node)
+        parts = chain_parts(node)
         if parts is None:
             return True
         binding = self.scopes.resolve_import(parts[0])
@@ -416,7 +415,7 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         if code != ".".join(parts):
             if "." in code and code.split(".")[0] != parts[0]:
                 self._absolute_roots.add(code.split(".")[0])
-            self._chain_edits[id(node)] = refs.dotted_expression(code)
+            self._chain_edits[id(node)] = dotted_expression(code)
             self.record(MODIFY, f"change {label} {qualified} to {target}", rule_id, start, self._newlines + 1)
         return False  # the whole chain is decided here; a shorter prefix must not match again
 
@@ -469,7 +468,7 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
             return False
         if isinstance(receiver, cst.Call):
             receiver = receiver.func  # Pipeline().cuda()
-        name = refs.dotted_name(receiver)
+        name = dotted_name(receiver)
         if not name:
             return False
         if name == "self":
@@ -511,6 +510,10 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         return new_node
 
 
+def _asname(alias: cst.ImportAlias) -> Optional[str]:
+    return alias.asname.name.value if alias.asname is not None else None
+
+
 def _is_prose(line: cst.SimpleStatementLine) -> bool:
     """A statement that is only a string: a docstring or a comment written as a string."""
     return len(line.body) == 1 and isinstance(line.body[0], cst.Expr) and isinstance(line.body[0].value, STRING_NODES)
@@ -523,7 +526,7 @@ def _without_body(line: cst.SimpleStatementLine):
     return cst.RemovalSentinel.REMOVE
 
 
-def _clean_commas(aliases: List[cst.ImportAlias], bare: bool = False) -> List[cst.ImportAlias]:
+def _clean_commas(aliases: List[cst.ImportAlias]) -> List[cst.ImportAlias]:
     """Aliases for a rebuilt one-line import: default separators, no trailing comma."""
     return [alias.with_changes(comma=cst.MaybeSentinel.DEFAULT) for alias in aliases]
 
@@ -546,5 +549,5 @@ def _is_future_import(statement) -> bool:
     return (
         isinstance(statement, cst.SimpleStatementLine)
         and isinstance(statement.body[0], cst.ImportFrom)
-        and refs.dotted_name(statement.body[0].module or cst.Name("_")) == "__future__"
+        and dotted_name(statement.body[0].module or cst.Name("_")) == "__future__"
     )

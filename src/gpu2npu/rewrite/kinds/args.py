@@ -13,7 +13,7 @@ import re
 
 import libcst as cst
 
-from gpu2npu.rewrite.kinds._arglist import delete_argument, find_argument, replace_value
+from gpu2npu.source.arguments import delete_argument, find_argument, replace_value
 from gpu2npu.rewrite.kinds._common import call_key, check_names, name_trigger
 from gpu2npu.rules.model import Field
 

@@ -17,8 +17,8 @@ import re
 
 import libcst as cst
 
-from gpu2npu.rewrite.kinds._arglist import find_argument, replace_value
-from gpu2npu.rewrite.facts import DTYPE_NAMES
+from gpu2npu.source.arguments import find_argument, replace_value
+from gpu2npu.source.torch_names import DTYPE_NAMES
 from gpu2npu.rewrite.kinds._common import call_key, check_names, name_trigger
 from gpu2npu.rules.model import Field
 

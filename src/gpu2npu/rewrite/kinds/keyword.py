@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gpu2npu.rewrite.kinds._arglist import delete_argument, keyword_index
+from gpu2npu.source.arguments import delete_argument, keyword_index
 from gpu2npu.rewrite.kinds._common import call_key, check_names, is_identifier
 from gpu2npu.rules.model import Field
 

@@ -1,0 +1,50 @@
+"""The dotted module names of a project's files, as its own imports spell them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Dict, Iterable, List, Set, Tuple
+
+
+def package_prefix(root: Path) -> str:
+    """The dotted package the input root is part of ('' unless it holds an __init__.py), so
+    that ``-i repo/pkg`` names its modules 'pkg.x' as the project's own imports do."""
+    names: List[str] = []
+    directory = root.resolve()
+    while (directory / "__init__.py").is_file() and directory.parent != directory:
+        names.append(directory.name)
+        directory = directory.parent
+    return ".".join(reversed(names))
+
+
+def module_name(rel: str, prefix: str = "") -> Tuple[str, bool]:
+    """'models/layers.py' -> ('models.layers', False); 'models/__init__.py' -> ('models', True)."""
+    parts = rel[: -len(".py")].split("/") if rel.endswith(".py") else rel.split("/")
+    is_package = parts[-1] == "__init__"
+    if is_package:
+        parts = parts[:-1]
+    return ".".join(part for part in (prefix, *parts) if part), is_package
+
+
+def import_root_depth(rel: str, packages: Set[str]) -> int:
+    """How many leading folders of ``rel`` lie above its import root (the highest folder
+    without __init__.py on the way down to it)."""
+    directories = rel.split("/")[:-1]
+    depth = len(directories)
+    while depth > 0 and "/".join(directories[:depth]) in packages:
+        depth -= 1
+    return depth
+
+
+def module_names(files: Iterable[str], packages: Set[str], prefix: str = "") -> Dict[str, str]:
+    """rel path -> module name, starting below each file's import root; ``packages``: folders
+    (rel POSIX, '' for the root) holding an __init__.py; ``prefix``: the root's own package
+    name when the root is a package."""
+    names = {}
+    for rel in files:
+        depth = import_root_depth(rel, packages)
+        module = ([prefix] if prefix and depth == 0 else []) + rel[:-3].split("/")[depth:]
+        if module[-1] == "__init__":
+            module = module[:-1]
+        names[rel] = ".".join(module) if module else "__init__"
+    return names
