@@ -16,7 +16,7 @@ from gpu2npu.analysis.advice import (
 )
 from gpu2npu.analysis.callsites import CallSite
 from gpu2npu.errors import RuleFileError
-from gpu2npu.rules.location import builtin_rules_dir
+from gpu2npu.analysis.advice import ADVICE_FILE
 
 REPO = Path(__file__).resolve().parent.parent
 DATALOADER = "torch.utils.data.DataLoader"
@@ -46,7 +46,7 @@ def configuration_rows():
 
 
 def test_advice_file_loads_and_every_entry_has_advice():
-    raw = yaml.safe_load((builtin_rules_dir() / "advice.yaml").read_text(encoding="utf-8"))
+    raw = yaml.safe_load(ADVICE_FILE.read_text(encoding="utf-8"))
     assert set(raw) == {"precision", "performance", "parameters", "suggested_use", "configuration"}
     for section, entries in raw.items():
         assert entries, section

@@ -237,7 +237,7 @@ def test_output_that_is_a_file_is_refused(tmp_path):
 @pytest.mark.parametrize("version", ["3.0", "abc"])
 def test_unknown_version_lists_the_known_ones(tmp_path, version):
     project(tmp_path)
-    known = [str(v) for v in yaml.safe_load((REPO / "rules" / "versions.yaml").read_text())["versions"]]
+    known = [str(v) for v in yaml.safe_load((REPO / "src" / "gpu2npu" / "versions.yaml").read_text())["versions"]]
     assert "2.8.0" in known and "1.11.0" in known
     result = run_cli("migrate", "-i", "proj", "-o", "out", "-v", version, cwd=tmp_path)
     assert result.returncode == 2

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from gpu2npu.errors import RuleFileError
-from gpu2npu.kb import STATUSES, KnowledgeBase
+from gpu2npu.api_support import STATUSES, KnowledgeBase
 from gpu2npu.rules.index import compile_index
 from gpu2npu.rules.loader import load_rule_file, load_rule_files
 from helpers import REPO, run_cli, write
@@ -35,7 +35,7 @@ def test_generated_table_is_up_to_date():
 
 
 def test_table_format():
-    with open(REPO / "rules" / "api_support.csv", newline="", encoding="utf-8") as handle:
+    with open(REPO / "src" / "gpu2npu" / "api_support" / "api_support.csv", newline="", encoding="utf-8") as handle:
         rows = list(csv.reader(handle))
     assert rows[0] == ["api", "npu_api", "1.11.0", "2.1.0", "2.2.0", "2.3.1", "2.4.0", "2.5.1", "2.6.0", "2.7.1", "2.8.0"]
     names = [row[0] for row in rows[1:]]
@@ -140,17 +140,22 @@ rules:
 """
 
 
+def lookup_in(kb, api, index):
+    """The answer for the version of a compiled rule index, with its status overrides."""
+    return kb.lookup(api, index.version, index.overrides_for(api))
+
+
 def test_user_override_with_a_version_range(kb, tmp_path):
     rules = load_rule_files([write(tmp_path / "lab.yaml", OVERRIDES)])
     for version in ("2.7.1", "2.8.0"):
-        found = kb.lookup_in("torch.cdist", compile_index(rules, version))
+        found = lookup_in(kb, "torch.cdist", compile_index(rules, version))
         assert (found.status, found.confidence, found.source, found.tip) == ("supported", "listed", "user:LAB1", "tested on our cluster")
         assert found.chain[1] == f"overrides the built-in answer supported_with_limits/listed/docs@{version}~msprobe@{version}"
     assert answer(kb, "torch.cdist", "2.6.0") == ("unsupported", "listed", "docs@2.6.0")
-    assert kb.lookup_in("torch.cdist", compile_index(rules, "2.6.0")).source == "docs@2.6.0"
+    assert lookup_in(kb, "torch.cdist", compile_index(rules, "2.6.0")).source == "docs@2.6.0"
     # passed directly, an override still applies only to its own versions
-    assert kb.lookup("torch.cdist", "2.6.0", overrides=rules.rules).source == "docs@2.6.0"
-    foreign = kb.lookup_in("mylib.fused_op", compile_index(rules, "2.1.0"))
+    assert kb.lookup("torch.cdist", "2.6.0", overrides=compile_index(rules, "2.7.1").overrides_for("torch.cdist")).source == "docs@2.6.0"
+    foreign = lookup_in(kb, "mylib.fused_op", compile_index(rules, "2.1.0"))
     assert (foreign.status, foreign.source) == ("unsupported", "user:lab.yaml:ApiStatusRule[1]")
     assert foreign.tip == "not supported on NPU for torch 2.1.0: replace it, or run this part on the CPU"
 

@@ -39,7 +39,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 # The status words and the operator naming are shared with the lookup that reads the table.
-from gpu2npu.kb.table import (  # noqa: E402
+from gpu2npu.api_support.table import (  # noqa: E402
     INFERRED,
     LIMITED,
     LISTED,
@@ -54,8 +54,8 @@ from gpu2npu.kb.table import (  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 KB = ROOT / "kb"
-OUTPUT = ROOT / "rules" / "api_support.csv"
-VERSIONS = [str(v) for v in yaml.safe_load((ROOT / "rules" / "versions.yaml").read_text())["versions"]]
+OUTPUT = ROOT / "src" / "gpu2npu" / "api_support" / "api_support.csv"
+VERSIONS = [str(v) for v in yaml.safe_load((ROOT / "src" / "gpu2npu" / "versions.yaml").read_text())["versions"]]
 
 # Status codes of the lists. docs 'P' (depends on the chip) is a limit; docs 'V' (listed without
 # a status) and apimd 'V' (the doc says: not tested) give no answer.
@@ -287,7 +287,7 @@ def render(facts: Facts) -> str:
 # -- rules/affinity.yaml: NPU-affine replacements (analyse -m affinity_apis) ---------------------
 
 AFFINITY_FACTS = KB / "affinity_api_map.csv"
-AFFINITY_OUTPUT = ROOT / "rules" / "affinity.yaml"
+AFFINITY_OUTPUT = ROOT / "src" / "gpu2npu" / "analysis" / "affinity.yaml"
 NAMESPACES = KB / "torch_npu_namespaces.json"
 APEX = "n/a"  # replacement_present_in_torch of the apex replacements
 # msFmkTransplt's one "special" pattern (anchor spec 13.4), not a row of the CSV: a boolean-mask

@@ -143,14 +143,15 @@ def rules_validate(files):
 @click.option("-r", "--rule", "rule_files", multiple=True, metavar="FILE", help="Also apply the ApiStatusRule entries of this file.")
 def rules_explain(name, version, rule_files):
     """Show whether a torch API works on NPU for a version, and the facts behind the answer."""
-    from gpu2npu.kb import KnowledgeBase, explanation
+    from gpu2npu.api_support import KnowledgeBase, explanation
     from gpu2npu.rules.index import compile_index
     from gpu2npu.rules.loader import load_builtin_rules, load_rule_files
 
     target = resolve_version(version) if version else default_version()
     rule_set = load_builtin_rules()
     rule_set.extend(load_rule_files(rule_files))
-    answer = KnowledgeBase.load().lookup_in(name, compile_index(rule_set, target))
+    index = compile_index(rule_set, target)
+    answer = KnowledgeBase.load().lookup(name, target, index.overrides_for(name))
     if answer is None:
         click.echo(f"{name} (torch {target}): not judged; only torch.* names are checked against the Ascend API lists")
         return

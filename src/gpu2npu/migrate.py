@@ -22,7 +22,7 @@ from gpu2npu.report.migration import write_reports
 from gpu2npu.source.parse import parse_ast
 from gpu2npu.rewrite.facts import classes_defining
 from gpu2npu.rewrite.transformer import ProjectFacts
-from gpu2npu.rules.describe import describe
+from gpu2npu.rules.kind import kind_named
 from gpu2npu.rules.index import RuleIndex, compile_index
 from gpu2npu.rules.loader import load_builtin_rules, load_rule_files
 from gpu2npu.rules.model import RuleSet
@@ -44,7 +44,7 @@ class MigrationRun:
 
     def describe_rule(self, rule_id: str) -> str:
         rule = self.index.rules_by_id.get(rule_id)
-        return describe(rule) if rule is not None else ""
+        return kind_named(rule.kind).describe(rule) if rule is not None else ""
 
     @property
     def had_internal_errors(self) -> bool:
@@ -147,7 +147,7 @@ def _with_subclasses(plan: Plan, method: str, found: Set[str]) -> Set[str]:
 def analysis_context(index: RuleIndex, scan: ProjectScan) -> AnalysisContext:
     """Which uses the workers keep: torch and torch_npu APIs, modules with a status rule
     (CUDA-only libraries), the project's C++ extensions, and the methods the advice reads."""
-    roots = set(ANALYSED_ROOTS) | {api.split(".")[0] for api in index.api_status}
+    roots = set(ANALYSED_ROOTS) | {api.split(".")[0] for api in index.status_overrides}
     for extension in scan.extensions:
         roots |= {name.split(".")[0] for name in (extension.module, extension.variable) if name}
     roots |= {op.cpp_module for op in scan.ops if op.cpp_module}

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from pathlib import Path
 from typing import Iterable, Tuple
 
 import yaml
 
 from gpu2npu.errors import UserError
-from gpu2npu.rules.location import builtin_rules_dir
+
+VERSIONS_FILE = Path(__file__).resolve().parent / "versions.yaml"
 
 VersionKey = Tuple[int, ...]
 
@@ -20,7 +22,7 @@ def version_key(version: str) -> VersionKey:
 
 @lru_cache(maxsize=1)
 def known_versions() -> tuple:
-    with open(builtin_rules_dir() / "versions.yaml", encoding="utf-8") as handle:
+    with open(VERSIONS_FILE, encoding="utf-8") as handle:
         data = yaml.safe_load(handle)
     return tuple(sorted((str(v) for v in data["versions"]), key=version_key))
 

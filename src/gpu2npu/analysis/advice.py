@@ -23,9 +23,8 @@ import yaml
 
 from gpu2npu.analysis.callsites import CallSite
 from gpu2npu.errors import RuleFileError
-from gpu2npu.rules.location import builtin_rules_dir
 
-ADVICE_FILE = "advice.yaml"
+ADVICE_FILE = Path(__file__).resolve().parent / "advice.yaml"
 # libyaml's loader when PyYAML was built with it, else pure Python (same choice as the rule loader).
 _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 # Sites that "use" an API for API advice: calls, class bases (a subclass inherits the concern),
@@ -233,7 +232,7 @@ def _sorted(rows: List[AdviceRow]) -> List[AdviceRow]:
 @lru_cache(maxsize=1)
 def load_advice() -> AdviceData:
     """The built-in advice, read and validated once per process."""
-    return parse_advice(builtin_rules_dir() / ADVICE_FILE)
+    return parse_advice(ADVICE_FILE)
 
 
 def parse_advice(path: Path) -> AdviceData:

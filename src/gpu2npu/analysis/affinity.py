@@ -52,9 +52,8 @@ from gpu2npu.source.binder import ScopedReader
 from gpu2npu.source.imports import STAR
 from gpu2npu.source.names import dotted
 from gpu2npu.source.scopes import LOCAL, ImportBinding
-from gpu2npu.rules.location import builtin_rules_dir
 
-AFFINITY_FILE = "affinity.yaml"
+AFFINITY_FILE = Path(__file__).resolve().parent / "affinity.yaml"
 _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 # The fields each kind of entry carries besides match, type, replacement, versions and source.
 _MATCH_FIELDS = {
@@ -192,7 +191,7 @@ def _group(entries: Iterable[Entry], key: str) -> Dict[str, Tuple[Entry, ...]]:
 @lru_cache(maxsize=1)
 def load_affinity() -> Tuple[Entry, ...]:
     """The built-in entries, read and checked once per process."""
-    return parse_affinity(builtin_rules_dir() / AFFINITY_FILE)
+    return parse_affinity(AFFINITY_FILE)
 
 
 def parse_affinity(path: Path) -> Tuple[Entry, ...]:

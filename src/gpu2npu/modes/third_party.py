@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, Iterable, List, Set, Tuple
+from typing import Dict, Iterable, List, Optional, Set, Tuple
 
 from gpu2npu.analysis.api_files import load_api_files
 from gpu2npu.analysis.callgraph import build_graph, enclosing_function, function_spans
@@ -28,13 +28,13 @@ from gpu2npu.modes import AnalyseRequest, ModeResult, not_analysed
 from gpu2npu.pipeline.output import AtomicTree
 from gpu2npu.pipeline.plan import PYTHON
 from gpu2npu.report.csvfile import write_csv
+from gpu2npu.rules.kind import kind_named
 from gpu2npu.source.modules import import_root_depth, package_prefix
 from gpu2npu.source.parse import parse_ast
 
 UNSUPPORTED, CUDA_OP, UNKNOWN, MIGRATION = "unsupported", "cuda_op", "unknown", "migration"
 BLOCKING = (UNSUPPORTED, CUDA_OP)
 AFFECTED_PER_ROW = 100  # msFmkTransplt's limit; more affected functions continue on another row
-NOT_APIS = ("G2N001",)  # the `import torch_npu` insertion is no use of an API
 REPORTS = {
     "full_unsupported_results.csv": ("File", "3rd-party API", "Message"),
     "framework_unsupported_op.csv": ("Torch API", "Affected 3rd-party API"),
@@ -150,26 +150,17 @@ def _uses(migration) -> Iterable[Use]:
             yield Use(UNKNOWN, row.op, row.file, row.start_line)
     for result in migration.results:
         for change in result.changes:
-            if change.rule not in NOT_APIS:
-                yield Use(MIGRATION, _migrated_subject(migration.index.rules_by_id.get(change.rule)), result.rel, change.start_line)
+            subject = _migrated_subject(migration.index.rules_by_id.get(change.rule))
+            if subject is not None:
+                yield Use(MIGRATION, subject, result.rel, change.start_line)
 
 
-def _migrated_subject(rule) -> str:
-    """What a rewrite converts, as a name: the API, ``*.method``, the string or the variable."""
+def _migrated_subject(rule) -> Optional[str]:
+    """What a rewrite converts, as a name (the rule kind says); None: no use of an API (an
+    inserted ``import torch_npu``)."""
     if rule is None:
         return "(rule)"
-    fields = rule.fields
-    if "old_name" in fields:
-        name = fields["old_name"]
-        if rule.kind == "ModuleNameModifyRule":
-            return f"{fields['parent_module']}.{name}"
-        return name if "." in name else f"*.{name}"
-    if "str_old" in fields:
-        return f'"{fields["str_old"]}"'
-    for key in ("func_name", "old_variable", "variable", "name"):
-        if key in fields:
-            return str(fields[key])
-    return rule.kind
+    return kind_named(rule.kind).subject(rule)
 
 
 def propagate(direct: Dict[str, Set[Use]], edges: Dict[str, Set[str]]) -> Dict[str, Set[Use]]:

@@ -14,7 +14,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 from gpu2npu.analysis import advice
 from gpu2npu.analysis.callsites import CallSite
 from gpu2npu.analysis.cuda_ops import CudaOp, Extension, ops_for_call
-from gpu2npu.kb import KnowledgeBase, is_torch_name, normalise_api
+from gpu2npu.api_support import KnowledgeBase, is_torch_name, normalise_api
 from gpu2npu.rules.index import RuleIndex
 
 API_COLUMNS = ("File", "Start Line", "End Line", "OP", "Tips", "Status", "Confidence", "Source")
@@ -86,7 +86,7 @@ class ApiJudge:
     def _ruled_row(self, site: CallSite) -> Optional[ApiRow]:
         """A call of a non-torch name a status rule covers (a user's verdict, or a library
         function an earlier third-party analysis found unsupported, fed in with -api)."""
-        rules = self.index.api_status.get(normalise_api(site.api))
+        rules = self.index.overrides_for(site.api)
         if not rules or site.kind == "import":
             return None
         answer = self.kb.lookup(site.api, self.version, rules)
@@ -127,7 +127,7 @@ class ApiJudge:
         parts = site.api.split(".")
         for end in range(len(parts), 0, -1):
             module = ".".join(parts[:end])
-            rules = self.index.api_status.get(module)
+            rules = self.index.overrides_for(module)
             if rules and not is_torch_name(module):
                 answer = self.kb.lookup(module, self.version, rules)
                 if answer is not None and answer.status in (UNSUPPORTED, LIMITED):
@@ -135,7 +135,7 @@ class ApiJudge:
         return None
 
     def _overrides(self, api: str):
-        return self.index.api_status.get(api, ())
+        return self.index.overrides_for(api)
 
     def _cuda_op(self, site: CallSite) -> Optional[CudaOp]:
         if not self.ops or site.kind != "call":

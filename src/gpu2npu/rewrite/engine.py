@@ -11,7 +11,7 @@ from typing import List, Optional
 import libcst as cst
 
 from gpu2npu.rewrite.changes import INSERT, Change
-from gpu2npu.rewrite.kinds import import_insert
+from gpu2npu.rewrite.imports import insert_by_text
 from gpu2npu.rewrite.transformer import MigrationTransformer, ProjectFacts
 from gpu2npu.source.parse import COPIED, PARSE_ERRORS, parse_ast, parse_failure, unreadable_reason
 
@@ -70,13 +70,13 @@ def _insert_imports_as_text(data: bytes, index, tree: Optional[ast.Module]) -> O
     tree = tree if tree is not None else parse_ast(data)
     if tree is None:
         return None
-    inserted = import_insert.insert_by_text(data, index.insert_imports, tree)
+    inserted = insert_by_text(data, index.insert_imports, tree)
     if inserted is None:
         return None
     new_bytes, placed = inserted
     if not placed:
         return SourceResult()
-    changes = [Change(line, line, INSERT, f"insert import {rule['module']}", rule.id) for rule, line in placed]
+    changes = [Change(line, line, INSERT, f"insert import {i.module}", i.rule_id) for i, line in placed]
     return SourceResult(new_bytes=new_bytes, changes=sorted(changes))
 
 

@@ -17,7 +17,8 @@ import libcst as cst
 from gpu2npu.rewrite import references as refs
 from gpu2npu.rewrite.changes import DELETE, INSERT, MODIFY, Change
 from gpu2npu.rewrite.facts import FileFacts
-from gpu2npu.rewrite.kinds import KINDS, import_insert, import_remove, string
+from gpu2npu.rewrite.imports import already_imported, import_line, imports_module
+from gpu2npu.rewrite.strings import rewrite_formatted_string, rewrite_simple_string
 from gpu2npu.source.imports import bound_by_from_import, bound_by_import
 from gpu2npu.source.lines import NewlineCounter
 from gpu2npu.source.names import chain_parts, dotted_expression, dotted_name
@@ -63,9 +64,9 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         self._lines: List[cst.SimpleStatementLine] = []
         self._lines_after: Dict[int, List[cst.SimpleStatementLine]] = {}
         self._pending_inserts = [
-            rule
-            for rule in index.insert_imports
-            if not import_insert.already_imported(self.source, rule["module"], tree)
+            insertion
+            for insertion in index.insert_imports
+            if not already_imported(self.source, insertion.module, tree)
         ]
         self._class_names: List[str] = []
         self._inserted_modules: Set[str] = set()
@@ -249,13 +250,13 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         return updated_node
 
     def _place_inserts(self, line) -> None:
-        for rule in list(self._pending_inserts):
-            if any(import_insert.imports_module(statement, rule["after_module"]) for statement in line.body):
-                self._pending_inserts.remove(rule)
-                self._inserted_modules.add(rule["module"])
-                self._lines_after.setdefault(id(line), []).append(import_insert.import_line(rule["module"]))
+        for insertion in list(self._pending_inserts):
+            if any(imports_module(statement, insertion.after_module) for statement in line.body):
+                self._pending_inserts.remove(insertion)
+                self._inserted_modules.add(insertion.module)
+                self._lines_after.setdefault(id(line), []).append(import_line(insertion.module))
                 first = self._newlines + 1 + len(getattr(line, "leading_lines", ()))
-                self.record(INSERT, f"insert import {rule['module']}", rule.id, first, first)
+                self.record(INSERT, f"insert import {insertion.module}", insertion.rule_id, first, first)
 
     def leave_Module(self, original_node, updated_node):
         missing = sorted(
@@ -268,8 +269,8 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         body = list(updated_node.body)
         position = _after_docstring_and_future(body)
         for offset, root in enumerate(missing):
-            body.insert(position + offset, import_insert.import_line(root))
-            rule_id = next((r.id for r in self.index.insert_imports if r["module"] == root), "")
+            body.insert(position + offset, import_line(root))
+            rule_id = next((i.rule_id for i in self.index.insert_imports if i.module == root), "")
             self.changes.append(Change(1, 1, INSERT, f"insert import {root} (a rewritten name needs it)", rule_id))
         return updated_node.with_changes(body=body)
 
@@ -284,9 +285,9 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         kept = []
         for alias in updated_node.names:
             name = dotted_name(alias.name)
-            removal = import_remove.rule_for(name, self.index)
+            removal = self.index.removal_for(name)
             if removal is not None:
-                self._record_statement(DELETE, f"import {name} has been removed", removal.id)
+                self._record_statement(DELETE, f"import {name} has been removed", removal)
                 continue
             kept.append(self._rewrite_import_alias(alias, name))
         if not kept:
@@ -437,14 +438,14 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         method = func.attr.value if isinstance(func, cst.Attribute) else None
         if method is not None and method in self.index.methods:
             updated_node = self._rename_method(original_node, updated_node, method)
-        rules = []
+        edits = []
         qualified = self.qualified_name(func)
         if qualified is not None:
-            rules += self.index.call_rules.get(qualified, [])
+            edits += self.index.calls.get(qualified, [])
         if method is not None:
-            rules += self.index.call_rules.get("." + method, [])
-        for rule in rules:
-            updated_node = KINDS[rule.kind].apply(rule, updated_node, self)
+            edits += self.index.calls.get("." + method, [])
+        for edit in edits:
+            updated_node = edit.edit(edit.rule, updated_node, self)
         self._call_lines.pop()
         return updated_node
 
@@ -490,7 +491,7 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
             return updated_node
         end = self._newlines + 1
         start = end - original_node.value.count("\n")
-        return self._apply_string(updated_node, string.rewrite_simple_string(updated_node, self.index), start, end)
+        return self._apply_string(updated_node, rewrite_simple_string(updated_node, self.index.strings), start, end)
 
     def visit_FormattedString(self, node: cst.FormattedString) -> None:
         self._call_lines.append(self._newlines + 1)  # f-strings nest like calls
@@ -499,14 +500,14 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         start = self._call_lines.pop()
         if self._prose_depth:
             return updated_node
-        result = string.rewrite_formatted_string(updated_node, self.index)
+        result = rewrite_formatted_string(updated_node, self.index.strings)
         return self._apply_string(updated_node, result, start, self._newlines + 1)
 
     def _apply_string(self, updated_node, result, start: int, end: int):
         if result is None:
             return updated_node
         new_node, target = result
-        self.record(MODIFY, string.message(target), target.rule_id, start, end)
+        self.record(MODIFY, target.message, target.rule_id, start, end)
         return new_node
 
 

@@ -6,7 +6,7 @@ from typing import Optional, Sequence
 
 from prettytable import PrettyTable
 
-from gpu2npu.rules.describe import describe
+from gpu2npu.rules.kind import kind_named
 from gpu2npu.rules.loader import load_builtin_rules, load_rule_files
 from gpu2npu.versions import compact_versions
 
@@ -23,5 +23,5 @@ def rules_table(rule_files: Sequence[str], version: Optional[str]) -> str:
     table.align = "l"
     rules = [r for r in rule_set.rules if version is None or version in r.versions]
     for rule in sorted(rules, key=lambda r: (r.id.rstrip("0123456789"), len(r.id), r.id)):
-        table.add_row([rule.id, rule.kind, version_text(rule.versions), describe(rule)])
+        table.add_row([rule.id, rule.kind, version_text(rule.versions), kind_named(rule.kind).describe(rule)])
     return table.get_string()

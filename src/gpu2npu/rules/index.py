@@ -1,16 +1,27 @@
-"""Rules compiled for one target version into dictionaries keyed by what a node matches on.
+"""Rules compiled for one target version into tables keyed by what a node matches on.
 
-Matching a node is then a dictionary lookup (qualified name, method name, attribute name,
-string literal), so a pass costs the same whatever the number of rules.
+Each table is a match point of the rewrite pass (gpu2npu.rewrite): qualified names, method and
+attribute names, calls, string literals, imports to add or remove; plus the API statuses the
+reports read. Matching a node is a dictionary lookup, so a pass costs the same whatever the
+number of rules. The rule kinds (gpu2npu.rules.kinds) fill the tables; the rewrite pass reads
+them and never needs to know which kind wrote an entry.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional
+from typing import Callable, Dict, List, Optional, Tuple
 
+from gpu2npu.api_support import StatusOverride, normalise_api
+from gpu2npu.rules.kind import kind_named
 from gpu2npu.rules.model import Rule, RuleSet
+
+# Stands for an f-string expression when a string rule matches the f-string's text.
+PLACEHOLDER = "\x00"
+# What may follow the device type in a device string: an index or a formatting placeholder.
+DEVICE_SUFFIX = re.compile(r"^(:([0-9]+|%[sd]|\{[^{}]*\})?)?$")
+STRING_MATCHES = ("exact", "device", "prefix", "substring")
 
 
 @dataclass(frozen=True)
@@ -32,12 +43,70 @@ class Rename:
 
 
 @dataclass(frozen=True)
+class CallEdit:
+    """An edit of a call: ``edit(rule, call node, rewrite context) -> call node``."""
+
+    rule: Rule
+    edit: Callable
+
+
+@dataclass(frozen=True)
 class StringTarget:
+    """A string-literal rewrite. ``match`` says how a literal's text is compared with ``old``:
+    ``exact`` (the whole literal), ``device`` (the device alone or with an index or a
+    placeholder: ``'cuda:0'``, ``'cuda:%d'``, ``f'cuda:{rank}'``), ``prefix``, ``substring``."""
+
     old: str
     new: str
     rule_id: str
-    match: str  # exact, prefix, device, substring
-    label: str = "string"
+    match: str
+    message: str  # the change_list message
+
+    def apply(self, text: str) -> Optional[str]:
+        """The new text, or None when the literal does not match."""
+        old = self.old
+        if self.match == "exact":
+            return self.new if text == old else None
+        if self.match == "substring":
+            return text.replace(old, self.new) if old in text else None
+        if not text.startswith(old):
+            return None
+        rest = text[len(old) :]
+        if self.match == "device" and not DEVICE_SUFFIX.match(rest.replace(PLACEHOLDER, "{}")):
+            return None
+        return self.new + rest
+
+
+@dataclass
+class StringTable:
+    exact: Dict[str, StringTarget] = field(default_factory=dict)
+    other: List[StringTarget] = field(default_factory=list)  # prefix, device, substring
+
+    def add(self, target: StringTarget) -> None:
+        if target.match == "exact":
+            self.exact[target.old] = target
+        else:
+            self.other.append(target)
+
+    def rewrite(self, text: str) -> Optional[Tuple[str, StringTarget]]:
+        """(new text, target) for a literal's text, or None when no string rule applies."""
+        target = self.exact.get(text)
+        if target is not None:
+            return target.new, target
+        for target in self.other:
+            new = target.apply(text)
+            if new is not None:
+                return new, target
+        return None
+
+
+@dataclass(frozen=True)
+class ImportInsertion:
+    """``import module`` after the first module-level import of ``after_module``."""
+
+    module: str
+    after_module: str
+    rule_id: str
 
 
 @dataclass
@@ -46,20 +115,25 @@ class RuleIndex:
     names: Dict[str, NameTarget] = field(default_factory=dict)
     methods: Dict[str, Rename] = field(default_factory=dict)
     attributes: Dict[str, Rename] = field(default_factory=dict)
-    call_rules: Dict[str, List[Rule]] = field(default_factory=dict)  # qualified name or ".method"
-    strings_exact: Dict[str, StringTarget] = field(default_factory=dict)
-    strings_other: List[StringTarget] = field(default_factory=list)  # prefix, device, substring
-    insert_imports: List[Rule] = field(default_factory=list)
-    remove_imports: Dict[str, Rule] = field(default_factory=dict)
+    calls: Dict[str, List[CallEdit]] = field(default_factory=dict)  # qualified name or ".method"
+    strings: StringTable = field(default_factory=StringTable)
+    insert_imports: List[ImportInsertion] = field(default_factory=list)
+    remove_imports: Dict[str, str] = field(default_factory=dict)  # module -> rule id
+    status_overrides: Dict[str, List[StatusOverride]] = field(default_factory=dict)  # by normalised API
     rules_by_id: Dict[str, Rule] = field(default_factory=dict)
-    api_status: Dict[str, List[Rule]] = field(default_factory=dict)  # ApiStatusRule overrides by api
     trigger_words: set = field(default_factory=set)  # regexes (plain words escaped)
     tree_trigger_words: set = field(default_factory=set)  # of the kinds that need a syntax tree
     triggers: Optional["re.Pattern[bytes]"] = None
     tree_triggers: Optional["re.Pattern[bytes]"] = None
 
-    def add_call_rule(self, key: str, rule: Rule) -> None:
-        self.call_rules.setdefault(key, []).append(rule)
+    def add_call_edit(self, key: str, rule: Rule, edit: Callable) -> None:
+        self.calls.setdefault(key, []).append(CallEdit(rule, edit))
+
+    def add_status_override(self, override: StatusOverride) -> None:
+        self.status_overrides.setdefault(override.api, []).append(override)
+
+    def overrides_for(self, api: str) -> List[StatusOverride]:
+        return self.status_overrides.get(normalise_api(api), [])
 
     def longest_name_match(self, qualified: str):
         """The rule for ``qualified`` or its longest dotted prefix: (matched prefix, target) or None."""
@@ -72,6 +146,15 @@ class RuleIndex:
                 return None
             name = name.rsplit(".", 1)[0]
 
+    def removal_for(self, imported: str) -> Optional[str]:
+        """The id of the rule removing an import of ``imported`` (the module or a submodule)."""
+        parts = imported.split(".")
+        for end in range(len(parts), 0, -1):
+            rule_id = self.remove_imports.get(".".join(parts[:end]))
+            if rule_id is not None:
+                return rule_id
+        return None
+
     def needs_rewrite(self, data: bytes) -> bool:
         """Cheap first test on the raw bytes: can any rule fire in this file at all?"""
         return self.triggers is not None and self.triggers.search(data) is not None
@@ -82,17 +165,14 @@ class RuleIndex:
 
 
 def compile_index(rule_set: RuleSet, version: str, disabled_ids=()) -> RuleIndex:
-    from gpu2npu.rewrite.kinds import KINDS
-
     index = RuleIndex(version=version)
     for rule in rule_set.active(version, disabled_ids):
-        kind = KINDS[rule.kind]
+        kind = kind_named(rule.kind)
         kind.compile(rule, index)
         index.rules_by_id[rule.id] = rule
-        patterns = {re.escape(word) for word in kind.trigger_words(rule)}
-        patterns |= set(getattr(kind, "trigger_patterns", lambda _: ())(rule))
+        patterns = kind.triggers(rule)
         index.trigger_words.update(patterns)
-        if not getattr(kind, "TEXT_ONLY", False):
+        if not kind.text_only:
             index.tree_trigger_words.update(patterns)
     index.triggers = _alternation(index.trigger_words)
     index.tree_triggers = _alternation(index.tree_trigger_words)
@@ -104,7 +184,3 @@ def _alternation(patterns) -> Optional["re.Pattern[bytes]"]:
     if not patterns:
         return None
     return re.compile("|".join(sorted(patterns, key=len, reverse=True)).encode("utf-8"))
-
-
-def last_segment(name: str) -> str:
-    return name.rsplit(".", 1)[-1]

@@ -14,21 +14,20 @@ from typing import Any, Dict, Iterable, List
 import yaml
 
 from gpu2npu.errors import RuleFileError
+from gpu2npu.rules.kind import RuleKind, kind_named, kinds
 from gpu2npu.rules.location import builtin_rules_dir
 from gpu2npu.rules.model import COMMON_FIELDS, DOTTED_NAME, Rule, RuleSet, check_type, type_name
 from gpu2npu.versions import parse_version_spec
 
 # libyaml's loader when PyYAML was built with it (about ten times faster), else pure Python.
 YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-# Built-in files that are not rewrite rules (read by other parts of the tool).
-NON_RULE_FILES = {"versions.yaml", "advice.yaml", "affinity.yaml"}
 # msFmkTransplt feature switches that mean "active in a plain migration".
 ACTIVE_SWITCHES = {"normal", "2.1.0"}
 
 
 def builtin_rule_files() -> List[Path]:
     root = builtin_rules_dir()
-    return sorted(p for p in root.glob("*.yaml") if p.name not in NON_RULE_FILES)
+    return sorted(root.glob("*.yaml"))
 
 
 def load_builtin_rules() -> RuleSet:
@@ -88,31 +87,29 @@ def _disabled_ids(path: Path, value: Any) -> List[str]:
 
 
 def _load_kind(path: Path, kind_name: str, entries: Any, id_prefix) -> List[Rule]:
-    from gpu2npu.rewrite.kinds import KINDS  # the kinds define their own fields
-
-    kind = KINDS.get(kind_name)
+    kind = kind_named(kind_name)
     if kind is None:
-        raise RuleFileError(path, f"rules.{kind_name}", f"unknown rule kind; allowed: {', '.join(sorted(KINDS))}")
+        raise RuleFileError(path, f"rules.{kind_name}", f"unknown rule kind; allowed: {', '.join(sorted(kinds()))}")
     if not isinstance(entries, list):
         raise RuleFileError(path, f"rules.{kind_name}", "must be a list of rule entries")
     rules = []
     for position, entry in enumerate(entries):
         where = f"rules.{kind_name}[{position}]"
-        rule = _load_entry(path, where, kind, kind_name, entry, id_prefix)
+        rule = _load_entry(path, where, kind, entry, id_prefix)
         if rule is not None:
             rules.append(rule)
     return rules
 
 
-def _load_entry(path: Path, where: str, kind, kind_name: str, entry: Any, id_prefix):
+def _load_entry(path: Path, where: str, kind: RuleKind, entry: Any, id_prefix):
     if not isinstance(entry, dict):
         raise RuleFileError(path, where, "each entry must be a mapping of fields")
-    allowed = {**COMMON_FIELDS, **kind.FIELDS}
+    allowed = {**COMMON_FIELDS, **kind.fields}
     for name in entry:
         if name not in allowed:
             raise RuleFileError(path, where, f"unknown field '{name}'; allowed: {', '.join(allowed)}")
     fields: Dict[str, Any] = {}
-    for name, spec in kind.FIELDS.items():
+    for name, spec in kind.fields.items():
         fields[name] = _field_value(path, where, name, spec, entry)
     switches = entry.get("feature_switch")
     if switches is not None and not (set(switches) & ACTIVE_SWITCHES):
@@ -130,13 +127,14 @@ def _load_entry(path: Path, where: str, kind, kind_name: str, entry: Any, id_pre
     except ValueError as exc:
         raise RuleFileError(path, f"{where} versions", str(exc)) from None
     return Rule(
-        kind=kind.NAME,
+        kind=kind.name,
         id=str(rule_id),
         fields=fields,
         versions=versions,
         source=f"{path.name}: {where}",
         note=str(entry.get("note", "")),
         examples=_examples(path, where, entry.get("examples", [])),
+        builtin=id_prefix is None,
     )
 
 

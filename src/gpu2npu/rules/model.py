@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Tuple
 
 DOTTED_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 
@@ -42,6 +42,7 @@ class Rule:
     source: str  # "file: rules.Kind[i]", for messages
     note: str = ""
     examples: Tuple[Tuple[str, str], ...] = ()
+    builtin: bool = False  # one of gpu2npu's own rules (rules/), not a user's
 
     def __getitem__(self, name: str) -> Any:
         return self.fields[name]
@@ -87,6 +88,3 @@ def type_name(expected: Any) -> str:
         expected, getattr(expected, "__name__", str(expected))
     )
 
-
-def optional_str(value: Optional[str]) -> str:
-    return "" if value is None else value

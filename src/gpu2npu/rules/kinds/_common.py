@@ -41,3 +41,14 @@ def name_trigger(qualified: str) -> str:
     ``from torch import cuda`` or ``from torch.cuda import synchronize``)."""
     parts = qualified.split(".")
     return parts[1] if len(parts) > 1 else parts[0]
+
+
+def name_subject(old_name: str) -> str:
+    """A renamed name as third_party reports it: dotted names as they are, a method or
+    attribute on any receiver as ``*.name``."""
+    return old_name if "." in old_name else f"*.{old_name}"
+
+
+def argument_place(rule) -> str:
+    """``arg 0`` or ``device=``: which argument of the call a rule reads."""
+    return f"arg {rule['arg_idx']}" if rule["arg_idx"] >= 0 else f"{rule['arg_keyword']}="

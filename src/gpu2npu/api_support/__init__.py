@@ -2,22 +2,23 @@
 supported on Ascend NPU, supported with limits, unsupported, or unknown -- with the facts
 behind the answer and a tip.
 
-The answers are precomputed by tools/gen_kb.py from the facts under kb/ into
-rules/api_support.csv (shipped in the wheel); this package reads that table::
+The answers are precomputed by tools/gen_kb.py from the facts under the repository's kb/ into
+api_support.csv (beside this module, shipped in the wheel); this package reads that table::
 
-    from gpu2npu.kb import KnowledgeBase
+    from gpu2npu.api_support import KnowledgeBase
     answer = KnowledgeBase.load().lookup("torch.cdist", "2.7.1")
     answer.status, answer.source, answer.tip, answer.chain
 """
 
-from gpu2npu.kb.lookup import (
+from gpu2npu.api_support.lookup import (
     ApiStatus,
     KnowledgeBase,
+    StatusOverride,
     explanation,
     is_torch_name,
     normalise_api,
 )
-from gpu2npu.kb.table import (
+from gpu2npu.api_support.table import (
     INFERRED,
     LIMITED,
     LISTED,
@@ -39,6 +40,7 @@ __all__ = [
     "UNSUPPORTED",
     "ApiStatus",
     "KnowledgeBase",
+    "StatusOverride",
     "explanation",
     "is_torch_name",
     "normalise_api",

@@ -1,41 +1,21 @@
-"""InsertImportRule: ``import torch_npu`` right after the first real ``torch`` import at module
-level (``import torch``, ``import torch.nn as nn``, ``from torch import ...``; not
-``pytorch_lightning`` nor ``.torch_utils``), once per module, never inside a function or class,
-and not at all when the file already imports torch_npu."""
+"""Putting an ``import`` line into a module: where (after the first real import of a module at
+module level, never inside a def or class, never twice) and how (as a libcst statement, or as a
+line of text when the file needs no other edit).
+
+A rewrite primitive of the engine: InsertImportRule entries ask for it through the index
+(``ImportInsertion``), and the rewrite pass uses it when a rewritten name needs a new import.
+"""
 
 from __future__ import annotations
 
 import ast
 import re
-
-from typing import Optional
+from typing import Optional, Sequence
 
 import libcst as cst
 
-from gpu2npu.rewrite.kinds._common import check_names
-from gpu2npu.rules.model import Field
-
-NAME = "InsertImportRule"
-FIELDS = {
-    "module": Field(str, required=True, dotted=True, help="module to import, e.g. torch_npu"),
-    "after_module": Field(str, required=True, dotted=True, help="insert after the first import of this, e.g. torch"),
-}
-
-
-def validate(fields):
-    return check_names(module=fields["module"], after_module=fields["after_module"])
-
-
-def compile(rule, index):
-    index.insert_imports.append(rule)
-
-
-def trigger_words(rule):
-    return {rule["after_module"]}
-
-
-# A file that only triggers this kind can be handled as text (insert_by_text), without libcst.
-TEXT_ONLY = True
+from gpu2npu.rules.index import ImportInsertion
+from gpu2npu.source.names import dotted_name, within
 
 
 def already_imported(source: str, module: str, tree: Optional[ast.AST] = None) -> bool:
@@ -55,9 +35,9 @@ def already_imported(source: str, module: str, tree: Optional[ast.AST] = None) -
 def imports_module(statement: cst.BaseSmallStatement, module: str) -> bool:
     """Whether ``statement`` is an absolute import of ``module`` or one of its submodules."""
     if isinstance(statement, cst.Import):
-        return any(_within(_dotted(alias.name), module) for alias in statement.names)
+        return any(within(dotted_name(alias.name), module) for alias in statement.names)
     if isinstance(statement, cst.ImportFrom) and not statement.relative and statement.module is not None:
-        return _within(_dotted(statement.module), module)
+        return within(dotted_name(statement.module), module)
     return False
 
 
@@ -65,41 +45,29 @@ def import_line(module: str) -> cst.SimpleStatementLine:
     return cst.SimpleStatementLine([cst.Import([cst.ImportAlias(cst.parse_expression(module))])])
 
 
-def _within(name: str, module: str) -> bool:
-    return name == module or name.startswith(module + ".")
-
-
-def _dotted(node: cst.BaseExpression) -> str:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        return f"{_dotted(node.value)}.{node.attr.value}"
-    return ""
-
-
 # -- the text path: files whose only change is this insertion need no syntax tree ------------------
 
 
-def insert_by_text(data: bytes, rules, tree: ast.Module):
-    """Insert each rule's import as a line of text after the first module-level import of its
-    ``after_module``: (new bytes, [(rule, line of that import)]), or None when the text method
-    cannot be sure of the result (the caller then takes the libcst path). ``tree``: the ast."""
+def insert_by_text(data: bytes, insertions: Sequence[ImportInsertion], tree: ast.Module):
+    """Insert each import as a line of text after the first module-level import of its
+    ``after_module``: (new bytes, [(insertion, line of that import)]), or None when the text
+    method cannot be sure of the result (the caller then takes the libcst path). ``tree``: the ast."""
     if b"\r" in data.replace(b"\r\n", b""):
         return None  # lone CR line ends: ast and bytes.split would count lines differently
     lines = data.split(b"\n")
     placed = []
-    for rule in rules:
-        if _ast_imports(tree, rule["module"]):
+    for insertion in insertions:
+        if _ast_imports(tree, insertion.module):
             continue
-        statement = _first_ast_import(tree.body, rule["after_module"])
+        statement = _first_ast_import(tree.body, insertion.after_module)
         if statement is None:
             continue
         if not _alone_on_its_lines(lines, statement):
             return None
-        placed.append((statement, rule))
-    for statement, rule in sorted(placed, key=lambda item: -item[0].end_lineno):
-        _insert_line(lines, statement, f"import {rule['module']}".encode())
-    return b"\n".join(lines), [(rule, statement.lineno) for statement, rule in placed]
+        placed.append((statement, insertion))
+    for statement, insertion in sorted(placed, key=lambda item: -item[0].end_lineno):
+        _insert_line(lines, statement, f"import {insertion.module}".encode())
+    return b"\n".join(lines), [(insertion, statement.lineno) for statement, insertion in placed]
 
 
 def _insert_line(lines, statement, text: bytes) -> None:
@@ -120,9 +88,9 @@ def _insert_line(lines, statement, text: bytes) -> None:
 def _ast_imports(tree: ast.AST, module: str) -> bool:
     """Whether the tree imports ``module`` (or a submodule) anywhere."""
     for node in ast.walk(tree):
-        if isinstance(node, ast.Import) and any(_within(alias.name, module) for alias in node.names):
+        if isinstance(node, ast.Import) and any(within(alias.name, module) for alias in node.names):
             return True
-        if isinstance(node, ast.ImportFrom) and not node.level and node.module and _within(node.module, module):
+        if isinstance(node, ast.ImportFrom) and not node.level and node.module and within(node.module, module):
             return True
     return False
 
@@ -131,9 +99,9 @@ def _first_ast_import(body, module: str):
     """The first import of ``module`` at module level, looking into if/try/with/for blocks
     (not into def or class), in source order -- as the libcst path finds it."""
     for statement in body:
-        if isinstance(statement, ast.Import) and any(_within(a.name, module) for a in statement.names):
+        if isinstance(statement, ast.Import) and any(within(a.name, module) for a in statement.names):
             return statement
-        if isinstance(statement, ast.ImportFrom) and not statement.level and _within(statement.module or "", module):
+        if isinstance(statement, ast.ImportFrom) and not statement.level and within(statement.module or "", module):
             return statement
         if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             continue

@@ -17,36 +17,13 @@ import re
 
 import libcst as cst
 
+from gpu2npu.rules.kind import RuleKind
+from gpu2npu.rules.kinds._common import argument_place, call_key, check_names, name_trigger
+from gpu2npu.rules.model import Field
 from gpu2npu.source.arguments import find_argument, replace_value
 from gpu2npu.source.torch_names import DTYPE_NAMES
-from gpu2npu.rewrite.kinds._common import call_key, check_names, name_trigger
-from gpu2npu.rules.model import Field
 
-NAME = "DeviceArgRule"
-FIELDS = {
-    "func_name": Field(str, required=True, help="qualified function name, or a method name (to, new_zeros)"),
-    "arg_idx": Field(int, default=-1, help="position among the positional arguments"),
-    "arg_keyword": Field(str, help="keyword of the device argument"),
-    "device_type": Field(str, default="npu", help="device type an int index is turned into"),
-}
 STRING_NODES = (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)
-
-
-def validate(fields):
-    problem = check_names(func_name=fields["func_name"])
-    if problem:
-        return problem
-    if fields["arg_idx"] < 0 and not fields["arg_keyword"]:
-        return "give 'arg_idx' (>= 0) or 'arg_keyword'"
-    return None
-
-
-def compile(rule, index):
-    index.add_call_rule(call_key(rule["func_name"]), rule)
-
-
-def trigger_words(rule):
-    return set()  # see trigger_patterns: plain words would send most model files to libcst
 
 
 # Values apply() never wraps whatever the file says: strings, dtypes, None, and `x.device` --
@@ -59,39 +36,65 @@ _NEVER_INT = (
 _MAY_MAKE_DEVICE_ATTRIBUTES_INT = (r"\.device\s*=[^=]", r"add_argument")
 
 
-def trigger_patterns(rule):
-    """Regexes a file must match for this rule to possibly fire in it."""
-    name = rule["func_name"]
-    patterns = set(_MAY_MAKE_DEVICE_ATTRIBUTES_INT)
-    if rule["arg_keyword"]:
-        patterns.add(r"\b" + re.escape(rule["arg_keyword"]) + r"\s*=\s*" + _NEVER_INT)
-    if rule["arg_idx"] >= 0:
-        callee = re.escape("." + name if "." not in name else name_trigger(name))
-        patterns.add(callee + r"\(\s*(?!\))(?!\w+\s*=[^=])" + _NEVER_INT if rule["arg_idx"] == 0 else callee)
-    return patterns
+class DeviceArg(RuleKind):
+    name = "DeviceArgRule"
+    fields = {
+        "func_name": Field(str, required=True, help="qualified function name, or a method name (to, new_zeros)"),
+        "arg_idx": Field(int, default=-1, help="position among the positional arguments"),
+        "arg_keyword": Field(str, help="keyword of the device argument"),
+        "device_type": Field(str, default="npu", help="device type an int index is turned into"),
+    }
 
+    def validate(self, fields):
+        problem = check_names(func_name=fields["func_name"])
+        if problem:
+            return problem
+        if fields["arg_idx"] < 0 and not fields["arg_keyword"]:
+            return "give 'arg_idx' (>= 0) or 'arg_keyword'"
+        return None
 
-def apply(rule, call: cst.Call, ctx) -> cst.Call:
-    position = find_argument(call, rule["arg_idx"], rule["arg_keyword"])
-    if position is None:
-        return call
-    value = call.args[position].value
-    if isinstance(value, STRING_NODES) or is_guarded(value):
-        return call
-    device_type = rule["device_type"]
-    if isinstance(value, cst.Integer):
-        new_value = cst.SimpleString(f"'{device_type}:{value.value}'")
-    else:
-        code = ctx.code(value)
-        if not ctx.facts.may_be_int(code, ctx.line()):
+    def compile(self, rule, index):
+        index.add_call_edit(call_key(rule["func_name"]), rule, self.apply)
+
+    def triggers(self, rule):
+        """Regexes a file must match for this rule to possibly fire in it (plain words would send
+        most model files to libcst)."""
+        name = rule["func_name"]
+        patterns = set(_MAY_MAKE_DEVICE_ATTRIBUTES_INT)
+        if rule["arg_keyword"]:
+            patterns.add(r"\b" + re.escape(rule["arg_keyword"]) + r"\s*=\s*" + _NEVER_INT)
+        if rule["arg_idx"] >= 0:
+            callee = re.escape("." + name if "." not in name else name_trigger(name))
+            patterns.add(callee + r"\(\s*(?!\))(?!\w+\s*=[^=])" + _NEVER_INT if rule["arg_idx"] == 0 else callee)
+        return patterns
+
+    def describe(self, rule):
+        return f"{rule['func_name']}({argument_place(rule)}): int device index -> '{rule['device_type']}:N'"
+
+    def subject(self, rule):
+        return rule["func_name"]
+
+    def apply(self, rule, call: cst.Call, ctx) -> cst.Call:
+        position = find_argument(call, rule["arg_idx"], rule["arg_keyword"])
+        if position is None:
             return call
-        new_value = cst.parse_expression(guarded_source(code, device_type, is_pure(value)))
-    ctx.record(
-        "MODIFY",
-        f"an int device index in the arg {_where(call.args[position], rule)} of {rule['func_name']} becomes '{device_type}:N'",
-        rule.id,
-    )
-    return replace_value(call, position, new_value)
+        value = call.args[position].value
+        if isinstance(value, STRING_NODES) or is_guarded(value):
+            return call
+        device_type = rule["device_type"]
+        if isinstance(value, cst.Integer):
+            new_value = cst.SimpleString(f"'{device_type}:{value.value}'")
+        else:
+            code = ctx.code(value)
+            if not ctx.facts.may_be_int(code, ctx.line()):
+                return call
+            new_value = cst.parse_expression(guarded_source(code, device_type, is_pure(value)))
+        ctx.record(
+            "MODIFY",
+            f"an int device index in the arg {_where(call.args[position], rule)} of {rule['func_name']} becomes '{device_type}:N'",
+            rule.id,
+        )
+        return replace_value(call, position, new_value)
 
 
 def guarded_source(code: str, device_type: str, pure: bool) -> str:

@@ -1,4 +1,4 @@
-"""Reading the generated status table (rules/api_support.csv) and the curated tips.
+"""Reading the generated status table (api_support.csv) and the curated tips.
 
 A cell of the table is ``status/confidence/source``; the source names the deciding facts as
 ``fact@version`` joined by ``+`` (they agree) or ``~`` (they disagree). tools/gen_kb.py writes

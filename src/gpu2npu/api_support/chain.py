@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Dict, FrozenSet, List, Optional, Tuple
 
-from gpu2npu.kb.table import LISTED, Cell, Fact, Row, operator_name, usable
+from gpu2npu.api_support.table import LISTED, Cell, Fact, Row, operator_name, usable
 
 # The lists of one version, in the order they are consulted.
 LIST_ORDER = ("docs", "msprobe", "apimd", "intercept")

@@ -1,0 +1,44 @@
+"""ApiStatusRule: your own verdict on a torch API (or any dotted name) for some torch versions,
+e.g. after testing it on your NPU. It rewrites nothing; ``gpu2npu.api_support`` prefers it over the
+built-in lists (source ``user:<rule id>``) wherever an API status is reported or explained.
+
+    rules:
+      ApiStatusRule:
+        - {api: torch.cdist, status: supported, versions: ">=2.7.1", tip: "tested on our 910B"}
+"""
+
+from gpu2npu.api_support import STATUSES, StatusOverride, normalise_api
+from gpu2npu.rules.kind import RuleKind
+from gpu2npu.rules.kinds._common import check_names
+from gpu2npu.rules.model import Field
+
+
+class ApiStatus(RuleKind):
+    name = "ApiStatusRule"
+    fields = {
+        "api": Field(str, required=True, dotted=True, help="fully qualified name, e.g. torch.cdist"),
+        "status": Field(str, required=True, help="one of " + ", ".join(STATUSES)),
+        "tip": Field(str, help="what to tell the user, e.g. 'use torch_npu.npu_xxx'"),
+    }
+
+    def validate(self, fields):
+        if fields["status"] not in STATUSES:
+            return f"'status' must be one of {', '.join(STATUSES)}, not {fields['status']!r}"
+        return check_names(api=fields["api"])
+
+    def compile(self, rule, index):
+        # Keyed like lookups are (a trailing .__init__ names the class); later files win.
+        index.add_status_override(
+            StatusOverride(
+                api=normalise_api(rule["api"]),
+                status=rule["status"],
+                tip=rule.get("tip", ""),
+                versions=rule.versions,
+                rule_id=rule.id,
+                origin=rule.source,
+                builtin=rule.builtin,
+            )
+        )
+
+    def describe(self, rule):
+        return f"report {rule['api']} as {rule['status']}"

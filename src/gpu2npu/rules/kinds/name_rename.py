@@ -1,0 +1,34 @@
+"""NameRenameRule: a fully qualified name moves (``torch.cuda.synchronize`` ->
+``torch_npu.npu.synchronize``), wherever it is referenced: calls, plain references,
+annotations, decorators and imports. ``new_name: null`` records that the name has no NPU
+counterpart for the versions given, so no broader rename (``torch.cuda`` -> ...) touches it.
+"""
+
+from gpu2npu.rules.index import NameTarget
+from gpu2npu.rules.kind import RuleKind
+from gpu2npu.rules.kinds._common import check_names, name_subject, name_trigger
+from gpu2npu.rules.model import Field
+
+
+class NameRename(RuleKind):
+    name = "NameRenameRule"
+    fields = {
+        "old_name": Field(str, required=True, dotted=True, help="fully qualified name, e.g. torch.cuda.synchronize"),
+        "new_name": Field(str, required=True, nullable=True, help="its NPU counterpart, or null for none"),
+    }
+
+    def validate(self, fields):
+        return check_names(new_name=fields["new_name"])
+
+    def compile(self, rule, index):
+        index.names[rule["old_name"]] = NameTarget(rule["new_name"], rule.id, "name")
+
+    def trigger_words(self, rule):
+        return {name_trigger(rule["old_name"])} if rule["new_name"] is not None else set()
+
+    def describe(self, rule):
+        new = rule["new_name"] if rule["new_name"] is not None else "(kept: no NPU counterpart)"
+        return f"{rule['old_name']} -> {new}"
+
+    def subject(self, rule):
+        return name_subject(rule["old_name"])
