@@ -1,4 +1,4 @@
-"""Precision and performance advice (gpu2npu.analysis.advice) on hand-made call sites."""
+"""Precision and performance advice (gpu2npu.apis.advice) on hand-made call sites."""
 
 import json
 from pathlib import Path
@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gpu2npu.analysis.advice import (
+from gpu2npu.apis.advice import (
     AdviceRow,
     load_advice,
     parse_advice,
@@ -14,9 +14,9 @@ from gpu2npu.analysis.advice import (
     precision_rows,
     project_rows,
 )
-from gpu2npu.analysis.callsites import CallSite
+from gpu2npu.apis.callsites import CallSite
 from gpu2npu.errors import RuleFileError
-from gpu2npu.analysis.advice import ADVICE_FILE
+from gpu2npu.apis.advice import ADVICE_FILE
 
 REPO = Path(__file__).resolve().parent.parent
 DATALOADER = "torch.utils.data.DataLoader"

@@ -9,7 +9,7 @@ import textwrap
 
 import pytest
 
-from gpu2npu.analysis.affinity import base_matches, parameter_names, parse_affinity
+from gpu2npu.modes.affinity_apis.match import base_matches, parameter_names, parse_affinity
 from gpu2npu.source.imports import relative_base
 from gpu2npu.errors import RuleFileError
 from helpers import REPO, run_cli, run_cli_without, tree_files, write
@@ -294,7 +294,7 @@ def gen_kb():
 
 def test_affinity_yaml_is_what_gen_kb_makes_of_the_kb_csv(tmp_path):
     regenerated = write(tmp_path / "affinity.yaml", gen_kb().render_affinity())
-    assert regenerated.read_bytes() == (REPO / "src" / "gpu2npu" / "analysis" / "affinity.yaml").read_bytes()
+    assert regenerated.read_bytes() == (REPO / "src" / "gpu2npu" / "modes" / "affinity_apis" / "affinity.yaml").read_bytes()
     entries = parse_affinity(regenerated)
     assert not [e for e in entries if e.replacement.startswith("apex.") or e.api == "torch.nn.Linear"]
 

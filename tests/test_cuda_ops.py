@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from gpu2npu.analysis.cuda_ops import (
+from gpu2npu.apis.cuda_ops import (
     CudaOp,
     Extension,
     find_extensions,

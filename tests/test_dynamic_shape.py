@@ -13,9 +13,9 @@ import textwrap
 import pytest
 from helpers import REPO, run_cli, tree_files, write
 
-from gpu2npu.dynamic import RUNTIME_DIR
-from gpu2npu.dynamic.instrument import instrument_source
-from gpu2npu.dynamic.loops import BY_DATALOADER, BY_HAND, BY_NAME
+from gpu2npu.modes.dynamic_shape import RUNTIME_DIR
+from gpu2npu.modes.dynamic_shape.instrument import instrument_source
+from gpu2npu.modes.dynamic_shape.loops import BY_DATALOADER, BY_HAND, BY_NAME
 
 PROJECTS = REPO / "tests" / "projects" / "dynamic"
 HEADER = ["Function Name", "File Path", "Line Number", "Call Stack", "Input Shape Range", "Output Shape Range"]

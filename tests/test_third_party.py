@@ -13,9 +13,9 @@ import os
 
 from helpers import REPO, run_cli, run_cli_without, tree_files, write
 
-from gpu2npu.analysis.callgraph import build_graph, enclosing_function, function_spans
+from gpu2npu.modes.third_party.callgraph import build_graph, enclosing_function, function_spans
 from gpu2npu.source.modules import module_names
-from gpu2npu.modes.third_party import Use, propagate
+from gpu2npu.modes.third_party.analysis import Use, propagate
 
 LIBRARY = REPO / "tests" / "projects" / "third_party"
 ENV = REPO / "tests" / "projects" / "third_party_env"

@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from gpu2npu.errors import UserError
-from gpu2npu.pipeline import progress
+from gpu2npu.project import progress
 from gpu2npu.report.csvfile import csv_text
 from gpu2npu.versions import compact_versions, parse_version_spec, resolve_version
 

@@ -14,8 +14,8 @@ import click
 
 from gpu2npu import __version__
 from gpu2npu.errors import UserError
-from gpu2npu.modes import MODES as ANALYSE_MODES
-from gpu2npu.options import MigrateOptions
+from gpu2npu.modes import modes as analyse_modes
+from gpu2npu.options import OutputOptions, ProjectOptions
 from gpu2npu.versions import default_version, known_versions, resolve_version
 
 
@@ -80,30 +80,27 @@ def chosen_version(text) -> str:
 @click.option("--diff", is_flag=True, help="Write nothing; print a unified diff of every change.")
 def migrate(input_path, output_path, version, rule_files, disabled, jobs, force, diff):
     """Rewrite a CUDA training tree (or one file) into OUTPUT/<name>_msft/."""
-    from gpu2npu.migrate import print_diffs, run_migration
+    from gpu2npu.commands.migrate import print_diffs, run_migration
     from gpu2npu.report.summary import summary_table
 
-    options = MigrateOptions(
+    options = ProjectOptions(
         input=input_path,
-        output=output_path,
         version=chosen_version(version),
         rule_files=tuple(rule_files),
         disabled_rules=tuple(disabled),
         jobs=jobs,
-        force=force,
-        diff=diff,
         progress=sys.stderr.isatty(),
     )
     started = time.monotonic()
-    run = run_migration(options)
+    run = run_migration(options, OutputOptions(output_path, force), diff)
     elapsed = time.monotonic() - started
     if diff:
         print_diffs(run)
         click.echo(summary_table(run), err=True)
     else:
         click.echo(summary_table(run))
-        click.echo(f"migrated {input_path} -> {output_path / run.project_name} in {elapsed:.1f} s")
-        click.echo(f"reports: {output_path / run.project_name / 'transplant_result_file'}")
+        click.echo(f"migrated {input_path} -> {output_path / run.output_name} in {elapsed:.1f} s")
+        click.echo(f"reports: {output_path / run.output_name / 'transplant_result_file'}")
     if run.had_internal_errors:
         click.echo("gpu2npu: some files hit an internal error and were copied unchanged; please report it", err=True)
         sys.exit(1)
@@ -120,7 +117,7 @@ def rules():
 @click.option("--all-versions", is_flag=True, help="List rules of every version, not only the target's.")
 def rules_list(version, rule_files, all_versions):
     """List rule ids, kinds and what each rule does."""
-    from gpu2npu.rules.catalogue import rules_table
+    from gpu2npu.commands.rules import rules_table
 
     target = resolve_version(version) if version else default_version()
     click.echo(rules_table(tuple(rule_files), None if all_versions else target))
@@ -143,19 +140,9 @@ def rules_validate(files):
 @click.option("-r", "--rule", "rule_files", multiple=True, metavar="FILE", help="Also apply the ApiStatusRule entries of this file.")
 def rules_explain(name, version, rule_files):
     """Show whether a torch API works on NPU for a version, and the facts behind the answer."""
-    from gpu2npu.api_support import KnowledgeBase, explanation
-    from gpu2npu.rules.index import compile_index
-    from gpu2npu.rules.loader import load_builtin_rules, load_rule_files
+    from gpu2npu.commands.rules import explain
 
-    target = resolve_version(version) if version else default_version()
-    rule_set = load_builtin_rules()
-    rule_set.extend(load_rule_files(rule_files))
-    index = compile_index(rule_set, target)
-    answer = KnowledgeBase.load().lookup(name, target, index.overrides_for(name))
-    if answer is None:
-        click.echo(f"{name} (torch {target}): not judged; only torch.* names are checked against the Ascend API lists")
-        return
-    click.echo("\n".join(explanation(answer)))
+    click.echo(explain(name, resolve_version(version) if version else default_version(), rule_files))
 
 
 @main.command()
@@ -180,8 +167,8 @@ def check(paths, version, rule_files, fmt, output, fail_on, baseline, update_bas
 
     Exit codes: 0 nothing at or above --fail-on beyond the baseline; 1 such findings;
     2 usage or input error."""
-    from gpu2npu.check.formats import render
-    from gpu2npu.check.run import run_check
+    from gpu2npu.commands.check.formats import render
+    from gpu2npu.commands.check.run import run_check
 
     if update_baseline and baseline is None:
         raise UserError("--update-baseline needs --baseline FILE", "name the file to write")
@@ -231,7 +218,14 @@ class ManyValues(click.Option):
 @click.option("-i", "--input", "input_path", required=True, type=click.Path(path_type=Path), help="Project (or library) directory, or a .py file.")
 @click.option("-o", "--output", "output_path", required=True, type=click.Path(path_type=Path), help="Directory that receives <name>_analysis/ (created if missing).")
 @version_option
-@click.option("-m", "--mode", type=click.Choice(list(ANALYSE_MODES)), default="torch_apis", show_default=True, help="Analysis mode.")
+@click.option(
+    "-m",
+    "--mode",
+    type=click.Choice([mode.name for mode in analyse_modes()]),
+    default=analyse_modes()[0].name,
+    show_default=True,
+    help="Analysis mode.",
+)
 @click.option("-api", "--api-files", "api_files", cls=ManyValues, type=click.Path(path_type=Path), metavar="CSV...",
               help="full_unsupported_results.csv of a third_party analysis; its functions count as unsupported.")
 @click.option("-env", "--env-path", "env_paths", cls=ManyValues, type=click.Path(path_type=Path), metavar="DIR...",
@@ -240,25 +234,26 @@ class ManyValues(click.Option):
 @click.option("-j", "--jobs", default=0, type=click.IntRange(min=0), help="Worker processes (default: all cores).")
 @click.option("--force", is_flag=True, help="Replace an existing <name>_analysis output.")
 def analyse(input_path, output_path, version, mode, api_files, env_paths, rule_files, jobs, force):
-    """Analyse a project for NPU without migrating it (reads the input only).
-
-    \b
-    Modes:
-      torch_apis     unsupported/unknown APIs, CUDA operators, advice (as migrate reports them)
-      third_party    which functions of a library reach unsupported APIs (feeds -api)
-      affinity_apis  calls and definitions with an NPU-affine replacement
-      dynamic_shape  an instrumented copy that records tensor shapes while training runs"""
-    from gpu2npu.analyse import run_analysis
+    from gpu2npu.commands.analyse import run_analysis
     from gpu2npu.modes import AnalyseRequest
 
-    options = MigrateOptions(
-        input=input_path, output=output_path, version=chosen_version(version), rule_files=tuple(rule_files),
-        jobs=jobs, force=force, progress=sys.stderr.isatty(),
+    options = ProjectOptions(
+        input=input_path,
+        version=chosen_version(version),
+        rule_files=tuple(rule_files),
+        jobs=jobs,
+        progress=sys.stderr.isatty(),
     )
     request = AnalyseRequest(options, tuple(api_files), tuple(env_paths))
-    destination, summary, result = run_analysis(request, mode)
+    destination, summary, result = run_analysis(request, OutputOptions(output_path, force), mode)
     for name, count in summary["report_rows"].items():
         click.echo(f"{name}: {count} row(s)")
     click.echo(f"analysed {input_path} -> {destination}")
     for hint in result.hints:
         click.echo(hint)
+
+
+analyse.help = "\n".join(
+    ["Analyse a project for NPU without migrating it (reads the input only).", "", "\b", "Modes:"]
+    + [f"  {mode.name:<15}{mode.help}" for mode in analyse_modes()]
+)

@@ -9,17 +9,24 @@ from typing import Tuple
 
 
 @dataclass(frozen=True)
-class MigrateOptions:
+class ProjectOptions:
+    """What every command reads, and how: the input tree, the target version, the rules."""
+
     input: Path
-    output: Path
     version: str
     rule_files: Tuple[str, ...] = ()
     disabled_rules: Tuple[str, ...] = ()
     jobs: int = 0  # 0: one worker per core
-    force: bool = False
-    diff: bool = False
     progress: bool = False
 
     @property
     def workers(self) -> int:
         return self.jobs if self.jobs > 0 else (os.cpu_count() or 1)
+
+
+@dataclass(frozen=True)
+class OutputOptions:
+    """Where ``migrate`` and ``analyse`` write: ``directory/<input name><suffix>/``."""
+
+    directory: Path
+    force: bool = False  # replace an existing output (only once the new one is complete)

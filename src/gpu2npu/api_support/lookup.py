@@ -60,6 +60,7 @@ class StatusOverride:
     rule_id: str
     origin: str  # where the rule is written, e.g. "lab.yaml: rules.ApiStatusRule[0]"
     builtin: bool  # one of gpu2npu's own rules, or a user's
+    references: bool = False  # a reference to the name is a use too, not only a call
 
     @property
     def source(self) -> str:

@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Dict, List
 
 from gpu2npu import __version__
-from gpu2npu.report.apis import ADVICE_COLUMNS, API_COLUMNS, CUDA_OP_COLUMNS, file_verdicts
+from gpu2npu.apis.judge import file_verdicts
+from gpu2npu.report.api_reports import REPORT_COLUMNS, verdict_counts, write_api_reports
 from gpu2npu.report.csvfile import write_csv
 
 CHANGE_LIST = "change_list.csv"
@@ -16,11 +17,6 @@ CHANGE_COLUMNS = ("File", "Start Line", "End Line", "Operation Type", "Message",
 SKIPPED_LIST = "skipped_files.csv"
 SKIPPED_COLUMNS = ("File", "Reason")
 LOG_FILE = "msFmkTranspltlog.txt"
-UNSUPPORTED_API = "unsupported_api.csv"
-UNKNOWN_API = "unknown_api.csv"
-CUDA_OP_LIST = "cuda_op_list.csv"
-PRECISION_ADVICE = "api_precision_advice.csv"
-PERFORMANCE_ADVICE = "api_performance_advice.csv"
 JSON_FILE = "report.json"
 
 
@@ -36,32 +32,6 @@ def skipped_rows(results, notes) -> List[tuple]:
     rows = [(result.rel, result.skipped) for result in results if result.skipped]
     rows += [(rel, what) for rel, what in notes]
     return sorted(rows)
-
-
-def report_rows(run) -> Dict[str, list]:
-    """The rows of each API report file (the reports of issue-3 kind), by file name."""
-    apis = run.apis
-    return {
-        UNSUPPORTED_API: [row.as_tuple() for row in apis.unsupported],
-        UNKNOWN_API: [row.as_tuple() for row in apis.unknown],
-        CUDA_OP_LIST: list(apis.cuda_ops),
-        PRECISION_ADVICE: apis.precision,
-        PERFORMANCE_ADVICE: apis.performance,
-    }
-
-
-REPORT_COLUMNS = {
-    UNSUPPORTED_API: API_COLUMNS,
-    UNKNOWN_API: API_COLUMNS,
-    CUDA_OP_LIST: CUDA_OP_COLUMNS,
-    PRECISION_ADVICE: ADVICE_COLUMNS,
-    PERFORMANCE_ADVICE: ADVICE_COLUMNS,
-}
-
-
-def verdict_counts(verdicts: Dict[str, dict]) -> Dict[str, int]:
-    counter = Counter(v["status"] for v in verdicts.values())
-    return {status: counter.get(status, 0) for status in ("fully migrated", "needs testing", "needs manual work", "not migrated")}
 
 
 def summary_counts(run) -> Dict[str, int]:
@@ -90,9 +60,7 @@ def write_reports(directory: Path, run) -> None:
     skipped = skipped_rows(run.results, run.plan.notes)
     write_csv(directory / CHANGE_LIST, CHANGE_COLUMNS, changes)
     write_csv(directory / SKIPPED_LIST, SKIPPED_COLUMNS, skipped)
-    tables = report_rows(run)
-    for name, rows in tables.items():
-        write_csv(directory / name, REPORT_COLUMNS[name], rows)
+    tables = write_api_reports(directory, run.apis)
     (directory / JSON_FILE).write_text(json.dumps(report_json(run, changes, skipped, tables), indent=2) + "\n", encoding="utf-8")
     (directory / LOG_FILE).write_text(log_text(run, changes, skipped, tables), encoding="utf-8")
 
@@ -105,7 +73,7 @@ def report_json(run, changes, skipped, tables) -> dict:
         "command": "migrate",
         "torch_version": run.options.version,
         "input": run.options.input.name,
-        "output": run.project_name,
+        "output": run.output_name,
         "rule_files": [Path(f).name for f in run.options.rule_files],
         "disabled_rules": sorted(run.options.disabled_rules),
         "summary": summary_counts(run),

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from prettytable import PrettyTable
 
-from gpu2npu.report.apis import file_verdicts
-from gpu2npu.report.migration import changes_by_rule, report_rows, summary_counts, verdict_counts
+from gpu2npu.apis.judge import file_verdicts
+from gpu2npu.report.api_reports import report_rows, verdict_counts
+from gpu2npu.report.migration import changes_by_rule, summary_counts
 
 SHOWN_BLOCKED_FILES = 10
 
@@ -51,7 +52,7 @@ def _reports_table(run) -> str:
     table = PrettyTable(["report", "rows"])
     table.align["report"] = "l"
     table.align["rows"] = "r"
-    for name, rows in report_rows(run).items():
+    for name, rows in report_rows(run.apis).items():
         table.add_row([name, len(rows)])
     verdicts = file_verdicts(run.results, run.apis)
     for status, count in verdict_counts(verdicts).items():

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Set, Tuple
 
 from gpu2npu.api_support import StatusOverride, normalise_api
 from gpu2npu.rules.kind import kind_named
@@ -22,6 +22,7 @@ PLACEHOLDER = "\x00"
 # What may follow the device type in a device string: an index or a formatting placeholder.
 DEVICE_SUFFIX = re.compile(r"^(:([0-9]+|%[sd]|\{[^{}]*\})?)?$")
 STRING_MATCHES = ("exact", "device", "prefix", "substring")
+TENSOR = "torch.Tensor."
 
 
 @dataclass(frozen=True)
@@ -134,6 +135,14 @@ class RuleIndex:
 
     def overrides_for(self, api: str) -> List[StatusOverride]:
         return self.status_overrides.get(normalise_api(api), [])
+
+    def reference_apis(self) -> Set[str]:
+        """APIs whose mere references are uses to report (``dtype=torch.float64``)."""
+        return {api for api, overrides in self.status_overrides.items() if any(o.references for o in overrides)}
+
+    def any_receiver_methods(self) -> Set[str]:
+        """Tensor methods among those: a call of one on a receiver of unknown type is a use."""
+        return {api[len(TENSOR) :] for api in self.reference_apis() if api.startswith(TENSOR) and "." not in api[len(TENSOR) :]}
 
     def longest_name_match(self, qualified: str):
         """The rule for ``qualified`` or its longest dotted prefix: (matched prefix, target) or None."""

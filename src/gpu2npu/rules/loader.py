@@ -37,6 +37,13 @@ def load_builtin_rules() -> RuleSet:
     return rule_set
 
 
+def load_rules(user_files: Iterable = ()) -> RuleSet:
+    """The built-in rules followed by those of the user's files (later files win)."""
+    rule_set = load_builtin_rules()
+    rule_set.extend(load_rule_files(user_files))
+    return rule_set
+
+
 def load_rule_files(paths: Iterable) -> RuleSet:
     rule_set = RuleSet()
     for path in paths:
@@ -148,8 +155,9 @@ def _field_value(path: Path, where: str, name: str, spec, entry: Dict[str, Any])
         return None
     if not check_type(value, spec.type):
         raise RuleFileError(path, f"{where}.{name}", f"must be {type_name(spec.type)}, not {value!r}")
-    if spec.dotted and not DOTTED_NAME.match(value):
-        raise RuleFileError(path, f"{where}.{name}", f"{value!r} is not a dotted Python name such as torch.cuda.synchronize")
+    for item in (value if isinstance(value, list) else [value]) if spec.dotted else ():
+        if not isinstance(item, str) or not DOTTED_NAME.match(item):
+            raise RuleFileError(path, f"{where}.{name}", f"{item!r} is not a dotted Python name such as torch.cuda.synchronize")
     return value
 
 

@@ -5,6 +5,10 @@ built-in lists (source ``user:<rule id>``) wherever an API status is reported or
     rules:
       ApiStatusRule:
         - {api: torch.cdist, status: supported, versions: ">=2.7.1", tip: "tested on our 910B"}
+
+``api`` may list several names that share the verdict. With ``references: true`` a use is any
+reference to the name, not only a call (``dtype=torch.float64``), and for a ``torch.Tensor``
+method a call of it on any receiver (``x.double()``).
 """
 
 from gpu2npu.api_support import STATUSES, StatusOverride, normalise_api
@@ -16,29 +20,37 @@ from gpu2npu.rules.model import Field
 class ApiStatus(RuleKind):
     name = "ApiStatusRule"
     fields = {
-        "api": Field(str, required=True, dotted=True, help="fully qualified name, e.g. torch.cdist"),
+        "api": Field((str, list), required=True, dotted=True, help="fully qualified name(s), e.g. torch.cdist"),
         "status": Field(str, required=True, help="one of " + ", ".join(STATUSES)),
         "tip": Field(str, help="what to tell the user, e.g. 'use torch_npu.npu_xxx'"),
+        "references": Field(bool, default=False, help="report references to the name too, not only calls"),
     }
 
     def validate(self, fields):
         if fields["status"] not in STATUSES:
             return f"'status' must be one of {', '.join(STATUSES)}, not {fields['status']!r}"
-        return check_names(api=fields["api"])
+        return next(filter(None, (check_names(api=api) for api in apis(fields))), None)
 
     def compile(self, rule, index):
         # Keyed like lookups are (a trailing .__init__ names the class); later files win.
-        index.add_status_override(
-            StatusOverride(
-                api=normalise_api(rule["api"]),
-                status=rule["status"],
-                tip=rule.get("tip", ""),
-                versions=rule.versions,
-                rule_id=rule.id,
-                origin=rule.source,
-                builtin=rule.builtin,
+        for api in apis(rule):
+            index.add_status_override(
+                StatusOverride(
+                    api=normalise_api(api),
+                    status=rule["status"],
+                    tip=rule.get("tip", ""),
+                    versions=rule.versions,
+                    rule_id=rule.id,
+                    origin=rule.source,
+                    builtin=rule.builtin,
+                    references=bool(rule.get("references")),
+                )
             )
-        )
 
     def describe(self, rule):
-        return f"report {rule['api']} as {rule['status']}"
+        return f"report {', '.join(apis(rule))} as {rule['status']}"
+
+
+def apis(fields):
+    """The names of an entry (a rule or its fields): ``api`` is one name or a list of them."""
+    return [fields["api"]] if isinstance(fields["api"], str) else list(fields["api"])

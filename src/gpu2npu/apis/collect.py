@@ -1,0 +1,202 @@
+"""Find the API uses of one file: calls, class bases, decorators and imports, each named by its
+fully qualified name through the file's own imports (``import torch as t``, ``from torch
+import nn``), and methods of torch objects typed through assignments
+(``opt = torch.optim.Adam(...); opt.step()`` is ``torch.optim.Adam.step``).
+
+The stdlib ast is used (several times faster than libcst, and nothing is rewritten here);
+scoping follows the same rules as the rewrite pass (gpu2npu.source.scopes).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Dict, FrozenSet, List, Optional
+
+from gpu2npu.apis.callsites import CallSite
+from gpu2npu.source.binder import ScopedReader
+from gpu2npu.source.names import dotted
+from gpu2npu.source.scopes import LOCAL
+
+
+def _placeholder(node: ast.AST) -> str:
+    return ""
+
+
+def collect_calls(
+    source: bytes,
+    rel: str,
+    detail_for: FrozenSet[str] = frozenset(),
+    tree: Optional[ast.AST] = None,
+    references: FrozenSet[str] = frozenset(),
+) -> Optional[List[CallSite]]:
+    """The API uses of a file, in source order; None when it cannot be parsed.
+
+    Argument texts are kept only for calls whose API or method name is in ``detail_for``
+    (the ones some analysis reads); other calls keep empty placeholders, so counts stay right.
+    References to the APIs in ``references`` are uses too (``dtype=torch.float64``), recorded
+    as ``attribute`` sites.
+    """
+    if tree is None:
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError):
+            return None
+    collector = _Collector(rel, detail_for, references)
+    collector.visit(tree)
+    return collector.sites
+
+
+class _Collector(ScopedReader):
+    def __init__(self, rel: str, detail_for: FrozenSet[str], references: FrozenSet[str]):
+        super().__init__()
+        self.rel = rel
+        self.detail_for = detail_for
+        self.references = references
+        self.sites: List[CallSite] = []
+        self.instances: List[Dict[str, str]] = [{}]  # per function scope: name -> qualified class
+        self.attribute_instances: Dict[str, str] = {}  # self.opt -> qualified class, file-wide
+        self._callees = set()
+
+    # -- bindings ---------------------------------------------------------------------------
+
+    def visit_Import(self, node: ast.Import) -> None:
+        self.bind_imports(node)
+        for alias in node.names:
+            self._add(node, alias.name, "import")
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        self.bind_imports(node)
+        if node.module and not node.level:
+            self._add(node, node.module, "import")
+
+    def visit_FunctionDef(self, node) -> None:
+        for decorator in node.decorator_list:
+            self._record_reference(decorator, "decorator")
+            self.visit(decorator)
+        self.visit_defaults(node.args)
+        self.scopes.bind(node.name)
+        self.scopes.push("function")
+        self.instances.append({})
+        self.bind_arguments(node.args)
+        for statement in node.body:
+            self.visit(statement)
+        self.instances.pop()
+        self.scopes.pop()
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        for decorator in node.decorator_list:
+            self._record_reference(decorator, "decorator")
+            self.visit(decorator)
+        for base in node.bases:
+            self._record_reference(base, "base")
+            self.visit(base)
+        for keyword in node.keywords:
+            self.visit(keyword.value)
+        self.scopes.bind(node.name)
+        self.scopes.push("class")
+        for statement in node.body:
+            self.visit(statement)
+        self.scopes.pop()
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        self.visit(node.value)
+        for target in node.targets:
+            self._bind_target(target, node.value)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        if node.value is not None:
+            self.visit(node.value)
+        self._bind_target(node.target, node.value)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        self.visit(node.value)
+        self._bind_target(node.target, None)
+
+    def bind_target(self, target: ast.AST) -> None:
+        self._bind_target(target, None)
+
+    def _bind_target(self, target: ast.AST, value: Optional[ast.AST]) -> None:
+        if isinstance(target, (ast.Tuple, ast.List)):
+            for element in target.elts:
+                self._bind_target(element, None)
+            return
+        if isinstance(target, ast.Starred):
+            self._bind_target(target.value, None)
+            return
+        name = dotted(target)
+        if name is None:
+            return
+        cls = self._constructed_class(value)
+        table = self.attribute_instances if "." in name else self.instances[-1]
+        if cls:
+            table[name] = cls
+        else:
+            table.pop(name, None)
+        if "." not in name:
+            self.scopes.bind(name)
+
+    def _constructed_class(self, value: Optional[ast.AST]) -> str:
+        """'torch.optim.Adam' when value is a call of a torch class (capitalised last name)."""
+        if not isinstance(value, ast.Call):
+            return ""
+        qualified = self.qualified(value.func)
+        if qualified and qualified.rsplit(".", 1)[-1][:1].isupper():
+            return qualified
+        return ""
+
+    # -- uses ---------------------------------------------------------------------------------
+
+    def visit_Call(self, node: ast.Call) -> None:
+        self._callees.add(id(node.func))
+        api, method = self._callee(node.func)
+        receiver = dotted(node.func.value) or "" if method and isinstance(node.func, ast.Attribute) else ""
+        text = ast.unparse if (api in self.detail_for or method in self.detail_for) else _placeholder
+        args = tuple(text(a) for a in node.args)
+        keywords = tuple((k.arg or "**", text(k.value)) for k in node.keywords)
+        self.sites.append(
+            CallSite(
+                self.rel, node.lineno, node.end_lineno or node.lineno, api, "call", method, args, keywords, receiver,
+                node.col_offset + 1,
+            )
+        )
+        self.generic_visit(node)
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        if id(node) not in self._callees:
+            qualified = self.qualified(node)
+            if qualified in self.references:
+                self._add(node, qualified, "attribute")
+        self.generic_visit(node)
+
+    def _callee(self, func: ast.AST):
+        qualified = self.qualified(func)
+        if qualified:
+            return qualified, ""
+        if isinstance(func, ast.Attribute):
+            receiver = dotted(func.value)
+            cls = self._instance_class(receiver) if receiver else ""
+            if cls:
+                return f"{cls}.{func.attr}", ""
+            return "", func.attr
+        return "", ""
+
+    def _instance_class(self, receiver: str) -> str:
+        if "." in receiver:
+            return self.attribute_instances.get(receiver, "")
+        if self.scopes.lookup(receiver) is not LOCAL:
+            return ""
+        return self.instances[-1].get(receiver, "") or self.instances[0].get(receiver, "")
+
+    def _record_reference(self, node: ast.AST, kind: str) -> None:
+        target = node.func if isinstance(node, ast.Call) else node
+        qualified = self.qualified(target)
+        if qualified:
+            self._add(node, qualified, kind)
+            if isinstance(node, ast.Call):
+                self._callees.add(id(node.func))
+
+    def _add(self, node: ast.AST, api: str, kind: str) -> None:
+        end = getattr(node, "end_lineno", None) or node.lineno
+        self.sites.append(CallSite(self.rel, node.lineno, end, api, kind, column=node.col_offset + 1))

@@ -1,0 +1,227 @@
+"""unsupported_api.csv, unknown_api.csv, cuda_op_list.csv and the advice reports: what the
+project's code will not (or may not) do on NPU for the target version, and what to do instead.
+
+Everything is decided on the original code. Uses that the migration rewrites (``torch.cuda.*``
+with a counterpart, the profiler, ...) are converted, so they are not reported; ``torch.cuda``
+names without a counterpart for the version are.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+
+from gpu2npu.api_support import SUPPORTED, KnowledgeBase, is_torch_name, normalise_api
+from gpu2npu.apis import advice
+from gpu2npu.apis.callsites import CallSite
+from gpu2npu.apis.cuda_ops import CudaOp, Extension, ops_for_call
+from gpu2npu.rules.index import RuleIndex
+
+UNSUPPORTED, UNKNOWN, LIMITED = "unsupported", "unknown", "supported_with_limits"
+API, CUDA_OP = "api", "cuda-op"  # what a row is about: an API with a status, a call of the project's CUDA operator
+# Torch base classes whose methods subclasses inherit (checked when a subclass's method is not listed).
+INHERITED_FROM = (
+    ("torch.nn.", "torch.nn.Module"),
+    ("torch.optim.lr_scheduler.", "torch.optim.lr_scheduler.LRScheduler"),
+    ("torch.optim.", "torch.optim.Optimizer"),
+)
+CUDA_OP_TIP = "user-defined CUDA operator: port it to the NPU (Ascend C custom operator or torch/torch_npu operators)"
+
+
+@dataclass(frozen=True, order=True)
+class ApiRow:
+    file: str
+    start_line: int
+    end_line: int
+    op: str
+    tip: str
+    status: str
+    confidence: str
+    source: str
+    column: int = 1  # not a report column; for `check`'s findings
+    category: str = field(default=API, compare=False)  # API or CUDA_OP
+    rule: str = field(default="", compare=False)  # the id of the status rule that decided the row, if one did
+
+    def as_tuple(self) -> tuple:
+        return (self.file, self.start_line, self.end_line, self.op, self.tip, self.status, self.confidence, self.source)
+
+
+@dataclass
+class ApiReports:
+    unsupported: List[ApiRow]
+    unknown: List[ApiRow]
+    cuda_ops: List[Tuple[str, str]]
+    precision: List[tuple]
+    performance: List[tuple]
+
+
+class ApiJudge:
+    """Decides the row (if any) for one use of an API."""
+
+    def __init__(self, index: RuleIndex, kb: KnowledgeBase, ops: Sequence[CudaOp], extensions: Sequence[Extension]):
+        self.index = index
+        self.version = index.version
+        self.kb = kb
+        self.ops = ops
+        self.extensions = extensions
+        self.any_receiver_methods = index.any_receiver_methods()
+
+    def row(self, site: CallSite) -> Optional[ApiRow]:
+        referenced = self._referenced_api(site)
+        if referenced:
+            return self._reference_row(site, referenced)
+        if site.kind == "import":
+            return self._module_row(site)
+        op = self._cuda_op(site)
+        if op is not None:
+            source = f"cuda_op_list:{op.file}"
+            return self._make(site, _call_name(site), CUDA_OP_TIP, UNSUPPORTED, "listed", source, category=CUDA_OP)
+        if not site.api:
+            return None
+        if is_torch_name(site.api):
+            return self._torch_row(site)
+        return self._ruled_row(site)
+
+    def _ruled_row(self, site: CallSite) -> Optional[ApiRow]:
+        """A call of a non-torch name a status rule covers (a user's verdict, or a library
+        function an earlier third-party analysis found unsupported, fed in with -api)."""
+        rules = self.index.overrides_for(site.api)
+        if not rules or site.kind == "import":
+            return None
+        answer = self.kb.lookup(site.api, self.version, rules)
+        if answer is None or answer.status not in (UNSUPPORTED, UNKNOWN):
+            return None
+        return self._answer_row(site, site.api, answer)
+
+    def _referenced_api(self, site: CallSite) -> str:
+        """A use that is not a call of a known API but is reported by a status rule that counts
+        references (float64): a reference to the name, or a call of a tensor method on a
+        receiver of unknown type."""
+        if site.kind == "attribute":
+            return site.api
+        if site.kind == "call" and not site.api and site.method in self.any_receiver_methods:
+            return f"torch.Tensor.{site.method}"
+        return ""
+
+    def _reference_row(self, site: CallSite, api: str) -> Optional[ApiRow]:
+        answer = self.kb.lookup(api, self.version, self._overrides(api))
+        if answer is None or answer.status == SUPPORTED:
+            return None
+        return self._answer_row(site, api, answer)
+
+    def _torch_row(self, site: CallSite) -> Optional[ApiRow]:
+        api = normalise_api(site.api)
+        found = self.index.longest_name_match(api)
+        if found is not None and found[1].new is not None:
+            return None  # the migration rewrites it
+        if found is not None and found[0].startswith("torch.cuda"):
+            tip = f"no NPU counterpart for torch {self.version}: remove it or guard it with torch.npu.is_available()"
+            rule_id = found[1].rule_id
+            return self._make(site, api, tip, UNSUPPORTED, "listed", f"rules:{rule_id}", rule=rule_id)
+        answer = self.kb.lookup(api, self.version, self._overrides(api))
+        if answer is not None and answer.status == UNKNOWN and _is_method(api):
+            answer = self._inherited(api)
+        if answer is None or not (answer.status in (UNSUPPORTED, UNKNOWN) or _ruled_limit(answer)):
+            return None
+        return self._answer_row(site, api, answer)
+
+    def _inherited(self, api: str):
+        """A method of a torch class that the lists do not name: the answer of the torch base
+        class that defines it (Module.to, Optimizer.step) when that says unsupported; methods
+        are otherwise not reported, as the reference tool did not either (their receivers'
+        types are guesses)."""
+        cls, method = api.rsplit(".", 1)
+        for prefix, base in INHERITED_FROM:
+            if cls.startswith(prefix) and cls != base:
+                answer = self.kb.lookup(f"{base}.{method}", self.version, self._overrides(f"{base}.{method}"))
+                if answer is not None and answer.status == UNSUPPORTED:
+                    return answer
+        return None
+
+    def _module_row(self, site: CallSite) -> Optional[ApiRow]:
+        """An import of a CUDA-only library (a status rule on the module or a parent of it)."""
+        parts = site.api.split(".")
+        for end in range(len(parts), 0, -1):
+            module = ".".join(parts[:end])
+            rules = self.index.overrides_for(module)
+            if rules and not is_torch_name(module):
+                answer = self.kb.lookup(module, self.version, rules)
+                if answer is not None and answer.status in (UNSUPPORTED, LIMITED):
+                    return self._answer_row(site, site.api, answer)
+        return None
+
+    def _overrides(self, api: str):
+        return self.index.overrides_for(api)
+
+    def _cuda_op(self, site: CallSite) -> Optional[CudaOp]:
+        if not self.ops or site.kind != "call":
+            return None
+        return ops_for_call(_call_name(site), len(site.args), site.keywords, self.ops, self.extensions)
+
+    def _answer_row(self, site: CallSite, op: str, answer) -> ApiRow:
+        return self._make(site, op, answer.tip, answer.status, answer.confidence, answer.source, rule=answer.rule_id)
+
+    @staticmethod
+    def _make(site: CallSite, op: str, tip: str, status: str, confidence: str, source: str, **extra) -> ApiRow:
+        source = "not listed" if source == "-" else source
+        return ApiRow(site.file, site.start_line, site.end_line, op, tip, status, confidence, source, site.column, **extra)
+
+
+def _ruled_limit(answer) -> bool:
+    """A limit a status rule states on purpose (torch.jit.script) is reported; the lists' many
+    'supported with limits' (mostly dtype lists) are not."""
+    return answer.status == LIMITED and answer.source.startswith(("rules:", "user:"))
+
+
+def _is_method(api: str) -> bool:
+    """torch.optim.Adam.step: a method (lower case) of a class (capitalised)."""
+    parts = api.split(".")
+    return len(parts) >= 3 and parts[-2][:1].isupper() and parts[-1][:1].islower()
+
+
+def _call_name(site: CallSite) -> str:
+    return site.api or (f"{site.receiver}.{site.method}" if site.receiver else site.method)
+
+
+def api_reports(
+    calls: Iterable[CallSite], index: RuleIndex, ops: Sequence[CudaOp], extensions: Sequence[Extension]
+) -> ApiReports:
+    calls = sorted(calls)
+    judge = ApiJudge(index, KnowledgeBase.load(), ops, extensions)
+    rows = sorted({row for row in (judge.row(site) for site in calls) if row is not None})
+    unsupported = [row for row in rows if row.status != UNKNOWN]
+    unknown = [row for row in rows if row.status == UNKNOWN]
+    precision = [_advice_tuple(r) for r in advice.precision_rows(calls)]
+    performance = [_advice_tuple(r) for r in advice.project_rows(calls)] + [
+        _advice_tuple(r) for r in advice.performance_rows(calls)
+    ]
+    cuda_ops = sorted({(op.file, op.name) for op in ops} | {(e.file, f"{e.module or e.variable} ({e.kind})") for e in extensions})
+    return ApiReports(unsupported, unknown, cuda_ops, precision, performance)
+
+
+def _advice_tuple(row) -> tuple:
+    if not row.file:  # project-level advice, written as the reference tool does
+        return ("NA", "NA", "NA", row.op, row.tip)
+    return (row.file, row.start_line, row.end_line, row.op, row.tip)
+
+
+def file_verdicts(results, reports: ApiReports) -> Dict[str, dict]:
+    """Per Python file: fully migrated, needs testing (unknown APIs) or needs manual work
+    (unsupported APIs, with the first blocking one), or not migrated (could not be parsed)."""
+    blocking: Dict[str, ApiRow] = {}
+    for row in reports.unsupported:
+        if row.status == UNSUPPORTED:
+            blocking.setdefault(row.file, row)
+    unknown_files = {row.file for row in reports.unknown}
+    verdicts = {}
+    for result in results:
+        if result.skipped:
+            verdicts[result.rel] = {"status": "not migrated", "first_blocking_api": "", "reason": result.skipped}
+        elif result.rel in blocking:
+            row = blocking[result.rel]
+            verdicts[result.rel] = {"status": "needs manual work", "first_blocking_api": f"{row.op} (line {row.start_line})"}
+        elif result.rel in unknown_files:
+            verdicts[result.rel] = {"status": "needs testing", "first_blocking_api": ""}
+        else:
+            verdicts[result.rel] = {"status": "fully migrated", "first_blocking_api": ""}
+    return verdicts

@@ -1,0 +1,69 @@
+"""Findings: what a migration run found, as one flat list a CI gate can rank and filter."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from typing import List
+
+from gpu2npu.apis.judge import CUDA_OP
+
+# Categories and their rank (least to most severe); --fail-on names the lowest failing rank.
+RANK = {"convertible": 0, "limited": 1, "unknown": 1, "cuda-op": 2, "unsupported": 3}
+FAIL_ON = {"any": 0, "unknown": 1, "cuda-op": 2, "unsupported": 3}
+SEVERITY = {"convertible": "note", "limited": "warning", "unknown": "warning", "cuda-op": "error", "unsupported": "error"}
+
+
+@dataclass(frozen=True, order=True)
+class Finding:
+    file: str
+    line: int
+    column: int
+    category: str  # a key of RANK
+    rule: str  # rule id (G2N...), or the kind of report row (unsupported-api, unknown-api, cuda-op)
+    api: str  # the API or the change's subject
+    message: str  # what it is and what to do
+    code: str = ""  # the source line, stripped (for fingerprints)
+
+    @property
+    def rank(self) -> int:
+        return RANK[self.category]
+
+    @property
+    def severity(self) -> str:
+        return SEVERITY[self.category]
+
+    @property
+    def fingerprint(self) -> str:
+        """Stable across edits that only move the line: file, rule, API and the line's code."""
+        text = "\x1f".join((self.file, self.rule, self.api, re.sub(r"\s+", " ", self.code)))
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()[:20]
+
+
+def findings_of(run, source_lines) -> List[Finding]:
+    """Report rows and pending rewrites of a migration run, as findings. ``source_lines``
+    maps a file to its lines (``.get(file, [])``), for the fingerprints' code."""
+    found = []
+    for row in run.apis.unsupported + run.apis.unknown:
+        category = _api_category(row)
+        rule = "cuda-op" if category == "cuda-op" else row.rule or f"{category}-api"
+        message = f"{row.op}: {row.tip} [{row.status}, {row.confidence}, {row.source}]"
+        found.append(_finding(row.file, row.start_line, row.column, category, rule, row.op, message, source_lines))
+    for result in run.results:
+        for change in result.changes:
+            message = f"not converted yet; gpu2npu migrate would {change.operation.lower()}: {change.message}"
+            found.append(_finding(result.rel, change.start_line, 1, "convertible", change.rule, change.rule, message, source_lines))
+    return sorted(found)
+
+
+def _api_category(row) -> str:
+    if row.category == CUDA_OP:
+        return "cuda-op"
+    return {"unsupported": "unsupported", "unknown": "unknown"}.get(row.status, "limited")
+
+
+def _finding(file, line, column, category, rule, api, message, source_lines) -> Finding:
+    lines = source_lines.get(file, [])
+    code = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+    return Finding(file, line, column, category, rule, api, message, code)

@@ -1,0 +1,96 @@
+"""One `gpu2npu check` run: analyse the paths (reading only), filter, rank, decide the exit code."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence
+
+from gpu2npu.commands.check.baseline import new_findings, read_baseline, write_baseline
+from gpu2npu.commands.check.findings import FAIL_ON, Finding, findings_of
+from gpu2npu.commands.check.suppress import is_suppressed
+from gpu2npu.apis.judge import file_verdicts
+from gpu2npu.options import ProjectOptions
+from gpu2npu.project.service import analyse_project
+
+
+@dataclass
+class CheckResult:
+    findings: List[Finding]  # what is shown: not suppressed, not in the baseline
+    summary: dict
+    fail_rank: int
+
+    def failing(self, finding: Finding) -> bool:
+        return finding.rank >= self.fail_rank
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if any(self.failing(f) for f in self.findings) else 0
+
+
+def run_check(
+    paths: Sequence[Path],
+    version: str,
+    rule_files: Sequence[str] = (),
+    fail_on: str = "unsupported",
+    baseline: Optional[Path] = None,
+    update_baseline: bool = False,
+    excludes: Sequence[str] = (),
+    jobs: int = 0,
+    progress: bool = False,
+) -> CheckResult:
+    findings: List[Finding] = []
+    python_files = converted = 0
+    for path in paths:
+        options = ProjectOptions(path, version, tuple(rule_files), (), jobs, progress=progress)
+        run = analyse_project(options)
+        prefix = _display_prefix(run.plan.root)
+        lines = SourceLines(run.plan.root)
+        verdicts = file_verdicts(run.results, run.apis)
+        included = {rel for rel in verdicts if not _excluded(prefix + rel, excludes)}
+        python_files += len(included)
+        converted += sum(1 for rel in included if verdicts[rel]["status"] in ("fully migrated", "needs testing"))
+        for finding in findings_of(run, lines):
+            if finding.file in included or not finding.file.endswith(".py"):
+                if not _excluded(prefix + finding.file, excludes) and not _suppressed(finding, lines):
+                    findings.append(replace(finding, file=prefix + finding.file))
+    findings.sort()
+    summary = {"torch_version": version, "python_files": python_files, "readiness": converted / python_files if python_files else 1.0}
+    if update_baseline:
+        write_baseline(baseline, findings)
+    elif baseline is not None:
+        findings = new_findings(findings, read_baseline(baseline))
+    return CheckResult(findings, summary, FAIL_ON[fail_on])
+
+
+def _display_prefix(root: Path) -> str:
+    """Paths are shown relative to the working directory (what SARIF and annotations expect)."""
+    rel = os.path.relpath(root.resolve(), Path.cwd().resolve())
+    return "" if rel == "." else Path(rel).as_posix() + "/"
+
+
+class SourceLines:
+    """Line texts of the project's files, read on first use: only files with findings are read."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self._cache: Dict[str, List[str]] = {}
+
+    def get(self, rel: str, default=None) -> List[str]:
+        if rel not in self._cache:
+            try:
+                self._cache[rel] = (self.root / rel).read_bytes().decode("utf-8", "replace").splitlines()
+            except OSError:
+                self._cache[rel] = []
+        return self._cache[rel] or (default if default is not None else [])
+
+
+def _suppressed(finding: Finding, lines: SourceLines) -> bool:
+    text = lines.get(finding.file, [])
+    return 0 < finding.line <= len(text) and is_suppressed(finding, text[finding.line - 1])
+
+
+def _excluded(path: str, patterns: Sequence[str]) -> bool:
+    return any(fnmatch.fnmatch(path, pattern) or fnmatch.fnmatch(Path(path).name, pattern) for pattern in patterns)

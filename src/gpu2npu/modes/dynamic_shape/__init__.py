@@ -1,0 +1,38 @@
+"""``analyse -m dynamic_shape``: an instrumented copy of a project that records, while it
+trains, the tensor shapes every torch call site sees, and reports the ones that change from
+batch to batch (dynamic shapes make the NPU compile new kernels again and again).
+
+``instrument`` rewrites one file (calls to ``DETECTOR.hook_func(...)``, the training loop
+to ``DETECTOR.start(...)``); ``loops`` finds that loop; ``runtime/msft_dynamic_analysis`` is the
+package copied beside the project, which records the shapes and writes the report at exit;
+``analysis`` makes the copy.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gpu2npu.modes import Mode
+
+RUNTIME_PACKAGE = "msft_dynamic_analysis"
+RUNTIME_FILES = ("__init__.py", "hook.py")
+RUNTIME_DIR = Path(__file__).resolve().parent / "runtime" / RUNTIME_PACKAGE
+# Files whose instrumented copy gained a line (the import could not share an existing line):
+# {relative path: number of the added line in the copy}; the runtime maps lines back with it.
+ADDED_LINES_FILE = "added_lines.json"
+REPORT_FILE = "msft_dynamic_shape_analysis_report.csv"
+DETECTOR_IMPORT = f"from {RUNTIME_PACKAGE}.hook import DETECTOR"
+
+
+def run(request, tree):
+    from gpu2npu.modes.dynamic_shape.analysis import run
+
+    return run(request, tree)
+
+
+MODE = Mode(
+    name="dynamic_shape",
+    help="an instrumented copy that records tensor shapes while training runs",
+    order=4,
+    run=run,
+)

@@ -1,0 +1,20 @@
+"""``analyse -m torch_apis`` (the default mode): the API reports of a migration -- unsupported
+and unknown APIs, custom CUDA operators, precision and performance advice -- without a
+migrated tree; -api files make calls into analysed libraries unsupported."""
+
+from gpu2npu.modes import API_FILES, Mode
+
+
+def run(request, tree):
+    from gpu2npu.modes.torch_apis.analysis import run
+
+    return run(request, tree)
+
+
+MODE = Mode(
+    name="torch_apis",
+    help="unsupported/unknown APIs, CUDA operators, advice (as migrate reports them)",
+    order=1,
+    run=run,
+    takes=frozenset({API_FILES}),
+)

@@ -1,1 +1,0 @@
-"""The run: plan the input tree, process its files (in parallel), write the output atomically."""

@@ -1,0 +1,76 @@
+"""The output tree is built in a temporary sibling folder and renamed into place at the end,
+so an interrupted run never leaves a half-written tree where the result belongs."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Tuple
+
+from gpu2npu.project.plan import COPY, DIRECTORY, LINK, Plan
+
+
+class AtomicTree:
+    def __init__(self, final: Path, replace: bool):
+        self.final = final
+        self.replace = replace
+        final.parent.mkdir(parents=True, exist_ok=True)
+        self.temp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent))
+
+    def path(self, rel: str) -> Path:
+        return self.temp / rel
+
+    def commit(self) -> None:
+        """Put the finished tree in place (replacing the old one only now, if asked to)."""
+        old = None
+        if self.final.exists() or self.final.is_symlink():
+            old = self.final.parent / f".{self.final.name}.old-{os.getpid()}"
+            os.rename(self.final, old)
+        os.rename(self.temp, self.final)
+        if old is not None:
+            if old.is_dir() and not old.is_symlink():
+                shutil.rmtree(old)
+            else:
+                old.unlink()
+
+    def discard(self) -> None:
+        shutil.rmtree(self.temp, ignore_errors=True)
+
+
+def copy_file(source: Path, destination: Path) -> None:
+    """Byte-for-byte copy that keeps the permission bits."""
+    shutil.copyfile(source, destination)
+    shutil.copymode(source, destination)
+
+
+def make_link(target: str, destination: Path) -> None:
+    os.symlink(target, destination)
+
+
+def make_directories(plan: Plan, tree: AtomicTree) -> None:
+    """The input's folders, with their permission bits, in the new tree."""
+    shutil.copymode(plan.root, tree.temp)  # the temporary folder was created private
+    for entry in plan.of_kind(DIRECTORY):
+        target = tree.path(entry.rel)
+        target.mkdir()
+        shutil.copymode(plan.root / entry.rel, target)
+
+
+def copy_other_entries(plan: Plan, tree: AtomicTree) -> Tuple[int, int]:
+    """Links and non-Python files, as they are; returns (files copied, links made). A file
+    that cannot be read is noted in the plan for the report."""
+    copied = links = 0
+    for entry in plan.entries:
+        target = tree.path(entry.rel)
+        if entry.kind == LINK:
+            make_link(entry.link_target, target)
+            links += 1
+        elif entry.kind == COPY:
+            try:
+                copy_file(plan.root / entry.rel, target)
+                copied += 1
+            except OSError as exc:
+                plan.notes.append((entry.rel, f"cannot be read ({exc.strerror}); not copied"))
+    return copied, links

@@ -1,0 +1,84 @@
+"""What the whole tree says before any file is processed: the project's classes that define a
+method a rule renames (calls of their own method stay), and the custom CUDA operators it
+builds. One read of each Python file; only the files that can tell something are parsed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, Iterator, List, Set, Tuple
+
+from gpu2npu.apis import advice
+from gpu2npu.apis.context import ANALYSED_ROOTS, AnalysisContext
+from gpu2npu.apis.cuda_ops import CPP_SUFFIXES, CudaOp, Extension, find_extensions, inline_ops, read_cpp_ops
+from gpu2npu.project.plan import COPY, PYTHON, Plan
+from gpu2npu.rewrite.facts import classes_defining
+from gpu2npu.rewrite.transformer import ProjectFacts
+from gpu2npu.rules.index import RuleIndex
+from gpu2npu.source.parse import parse_ast
+
+
+@dataclass
+class ProjectScan:
+    facts: ProjectFacts
+    ops: List[CudaOp]
+    extensions: List[Extension]
+
+
+def scan_project(plan: Plan, index: RuleIndex) -> ProjectScan:
+    markers = {method: f"def {method}(".encode() for method in index.methods}
+    defining: Dict[str, Set[str]] = {method: set() for method in index.methods}
+    extensions: List[Extension] = []
+    inline: List[CudaOp] = []
+    for rel, data in _python_sources(plan):
+        wanted = [method for method, marker in markers.items() if marker in data]
+        tree = parse_ast(data) if wanted else None
+        for method in wanted if tree is not None else ():
+            defining[method] |= classes_defining(tree, method)
+        if b"cpp_extension" in data:
+            text = data.decode("utf-8", "replace")
+            extensions += find_extensions(text, rel)
+            inline += inline_ops(text, rel)
+    cpp_files = [e.rel for e in plan.of_kind(COPY) if e.rel.endswith(tuple(CPP_SUFFIXES))]
+    ops, unreadable = read_cpp_ops(plan.root, cpp_files)
+    plan.notes.extend((rel, f"C++ source {reason}; not analysed") for rel, reason in unreadable)
+    method_classes = {m: _with_subclasses(plan, m, found) for m, found in defining.items() if found}
+    return ProjectScan(ProjectFacts(method_classes), sorted(ops + inline), extensions)
+
+
+def analysis_context(index: RuleIndex, scan: ProjectScan) -> AnalysisContext:
+    """Which uses the workers keep: torch and torch_npu APIs, modules with a status rule
+    (CUDA-only libraries), the project's C++ extensions, and the methods the advice and the
+    status rules on tensor methods read."""
+    roots = set(ANALYSED_ROOTS) | {api.split(".")[0] for api in index.status_overrides}
+    for extension in scan.extensions:
+        roots |= {name.split(".")[0] for name in (extension.module, extension.variable) if name}
+    roots |= {op.cpp_module for op in scan.ops if op.cpp_module}
+    details = advice.detail_names()
+    methods = {name for name in details if "." not in name} | advice.suggested_methods()
+    return AnalysisContext(
+        index.version, frozenset(roots), frozenset(methods | index.any_receiver_methods()), details,
+        frozenset(index.reference_apis()),
+    )
+
+
+def _python_sources(plan: Plan) -> Iterator[Tuple[str, bytes]]:
+    for entry in plan.of_kind(PYTHON):
+        try:
+            yield entry.rel, (plan.root / entry.rel).read_bytes()
+        except OSError:
+            continue
+
+
+def _with_subclasses(plan: Plan, method: str, found: Set[str]) -> Set[str]:
+    """Add the project's subclasses of classes defining ``method``; a subclass may sit in
+    another file than its base (only reached when the project defines the method at all)."""
+    found = set(found)
+    grew = True
+    while grew:
+        names = [name.encode() for name in found]
+        before = len(found)
+        for _, data in _python_sources(plan):
+            if any(name in data for name in names) and (tree := parse_ast(data)) is not None:
+                found |= classes_defining(tree, method, found)
+        grew = len(found) > before
+    return found

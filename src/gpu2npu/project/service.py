@@ -1,0 +1,119 @@
+"""One run over a project, as every command needs it: compile the rules, plan the tree, scan
+it (``start_project``: every input and rule-file error is raised here, before anything is
+written), process its Python files in the pool, and judge the API uses found.
+
+``migrate_files`` writes the migrated files into an output tree the caller owns;
+``analyse_project`` writes nothing (``check``, ``analyse``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, List, Optional
+
+from gpu2npu.apis.judge import ApiReports, api_reports
+from gpu2npu.errors import UserError
+from gpu2npu.options import ProjectOptions
+from gpu2npu.project import worker
+from gpu2npu.project.output import AtomicTree, copy_other_entries, make_directories
+from gpu2npu.project.parallel import run_jobs
+from gpu2npu.project.paths import output_name
+from gpu2npu.project.plan import Plan, plan_input
+from gpu2npu.project.scan import ProjectScan, analysis_context, scan_project
+from gpu2npu.rules.index import RuleIndex, compile_index
+from gpu2npu.rules.kind import kind_named
+from gpu2npu.rules.loader import load_rules
+from gpu2npu.rules.model import RuleSet
+
+MIGRATION_SUFFIX = "_msft"
+
+
+@dataclass
+class ProjectRun:
+    options: ProjectOptions
+    index: RuleIndex
+    plan: Plan
+    output_name: str  # <input name>_msft
+    scan: ProjectScan
+    results: List[worker.FileResult] = field(default_factory=list)  # per Python file, sorted
+    copied: int = 0
+    links: int = 0
+    apis: Optional[ApiReports] = None  # the API reports (not made for --diff)
+
+    def describe_rule(self, rule_id: str) -> str:
+        rule = self.index.rules_by_id.get(rule_id)
+        return kind_named(rule.kind).describe(rule) if rule is not None else ""
+
+    @property
+    def had_internal_errors(self) -> bool:
+        return any(r.skipped.startswith("internal error") for r in self.results)
+
+
+def build_index(options: ProjectOptions, extra: Optional[RuleSet] = None) -> RuleIndex:
+    """The built-in rules, the -r files and ``extra`` (statuses from -api files), compiled for
+    the target version without the disabled ones."""
+    rule_set = load_rules(options.rule_files)
+    if extra is not None:
+        rule_set.extend(extra)
+    unknown = set(options.disabled_rules) - rule_set.ids()
+    if unknown:
+        raise UserError(f"--disable-rule names unknown rule id(s) {', '.join(sorted(unknown))}", "see 'gpu2npu rules list'")
+    return compile_index(rule_set, options.version, options.disabled_rules)
+
+
+def analyse_project(options: ProjectOptions, extra: Optional[RuleSet] = None, rewrite: bool = True) -> ProjectRun:
+    """Everything a migration would find and change, without writing anything; ``extra``: more
+    rules, such as statuses from -api files; ``rewrite``: False when only the API reports are
+    wanted, not the changes."""
+    if not options.input.exists():
+        raise UserError(f"'{options.input}' does not exist", "pass existing files or directories")
+    run = start_project(options, output_name(options.input, MIGRATION_SUFFIX), extra)
+    run.results = _process_python(run, None, analyse=True, rewrite=rewrite)
+    run.apis = _judge(run)
+    return run
+
+
+def start_project(options: ProjectOptions, name: str, extra: Optional[RuleSet] = None) -> ProjectRun:
+    """Rules compiled, the tree planned and scanned; ``name``: of the migrated tree."""
+    index = build_index(options, extra)
+    plan = plan_input(options.input)
+    return ProjectRun(options, index, plan, name, scan_project(plan, index))
+
+
+def migrate_files(run: ProjectRun, tree: Optional[AtomicTree]) -> None:
+    """Migrate into ``tree`` (the migrated Python files, copies of all else, no reports);
+    ``tree`` None: a --diff run, which writes nothing and judges no API."""
+    if tree is None:
+        run.results = _process_python(run, None, analyse=False)
+        return
+    make_directories(run.plan, tree)
+
+    def copy_the_rest() -> None:  # links and non-Python files, while the workers migrate
+        run.copied, run.links = copy_other_entries(run.plan, tree)
+
+    run.results = _process_python(run, tree, analyse=True, meanwhile=copy_the_rest)
+    run.apis = _judge(run)
+
+
+def _process_python(
+    run: ProjectRun,
+    tree: Optional[AtomicTree],
+    analyse: bool,
+    rewrite: bool = True,
+    meanwhile: Callable[[], None] = lambda: None,
+) -> List[worker.FileResult]:
+    """Process the Python files in the pool; ``meanwhile`` runs in this process while the
+    workers are busy."""
+    jobs = [
+        worker.Job(e.rel, str(run.plan.root / e.rel), str(tree.path(e.rel)) if tree is not None else None)
+        for e in run.plan.python_largest_first()
+    ]
+    context = analysis_context(run.index, run.scan) if analyse else None
+    setup = (run.index, run.scan.facts, context, rewrite)
+    options = run.options
+    results = run_jobs(worker.process, jobs, options.workers, options.progress, worker.initialise, setup, meanwhile)
+    return sorted(results, key=lambda r: r.rel)
+
+
+def _judge(run: ProjectRun) -> ApiReports:
+    return api_reports((c for r in run.results for c in r.calls), run.index, run.scan.ops, run.scan.extensions)

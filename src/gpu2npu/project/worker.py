@@ -1,0 +1,102 @@
+"""Processing one Python file, in a worker process or in the main one.
+
+Workers share nothing but what ``initialise`` gives them once: the compiled rule index and
+the project facts. Each call reads one file, migrates it, writes the result (unless this is a
+--diff run) and returns a small FileResult.
+"""
+
+from __future__ import annotations
+
+import difflib
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import List, Optional
+
+from gpu2npu.apis.callsites import CallSite
+from gpu2npu.apis.context import analyse_source
+from gpu2npu.rewrite.changes import Change
+from gpu2npu.rewrite.engine import migrate_source
+from gpu2npu.source.parse import count_lines, parse_ast, unreadable_reason
+
+_STATE = {}
+
+
+@dataclass
+class FileResult:
+    rel: str
+    lines: int = 0
+    changed: bool = False
+    changes: List[Change] = field(default_factory=list)
+    skipped: str = ""
+    diff: str = ""
+    calls: List[CallSite] = field(default_factory=list)  # uses of analysed APIs, in the original file
+
+
+@dataclass(frozen=True)
+class Job:
+    rel: str
+    source: str
+    destination: Optional[str]  # None in a --diff run: nothing is written
+
+
+def initialise(index, project, analysis=None, rewrite: bool = True) -> None:
+    _STATE["index"] = index
+    _STATE["project"] = project
+    _STATE["analysis"] = analysis
+    _STATE["rewrite"] = rewrite  # False: only find the API uses (analyse -m torch_apis)
+
+
+def process(job: Job) -> FileResult:
+    try:
+        return _process(job)
+    except Exception as exc:  # one bad file must never stop the run
+        if job.destination:
+            shutil.copyfile(job.source, job.destination)
+            shutil.copymode(job.source, job.destination)
+        return FileResult(job.rel, skipped=f"internal error ({type(exc).__name__}: {exc}); copied unchanged")
+
+
+def _process(job: Job) -> FileResult:
+    source = Path(job.source)
+    try:
+        data = source.read_bytes()
+    except OSError as exc:
+        return FileResult(job.rel, skipped=f"cannot be read ({exc.strerror}); not copied")
+    index, analysis = _STATE["index"], _STATE["analysis"]
+    if not _STATE["rewrite"]:
+        return _analyse_only(job.rel, data, analysis)
+    wants_tree = index.needs_rewrite(data) or (analysis is not None and analysis.mentions(data))
+    tree = parse_ast(data) if wants_tree else None  # one stdlib parse, shared below
+    outcome = migrate_source(data, index, _STATE["project"], job.rel, tree=tree)
+    result = FileResult(job.rel, lines=count_lines(data), changes=outcome.changes, skipped=outcome.skipped)
+    if analysis is not None:
+        result.calls = analyse_source(data, job.rel, tree, analysis)
+    new_bytes = outcome.new_bytes
+    result.changed = new_bytes is not None
+    if job.destination is None:
+        if new_bytes is not None:
+            result.diff = unified_diff(job.rel, data, new_bytes)
+        return result
+    destination = Path(job.destination)
+    if new_bytes is None:
+        shutil.copyfile(source, destination)
+    else:
+        destination.write_bytes(new_bytes)
+    shutil.copymode(source, destination)
+    return result
+
+
+def _analyse_only(rel: str, data: bytes, analysis) -> FileResult:
+    """The uses of analysed APIs, without the rewrite pass (the reports do not depend on it)."""
+    tree = parse_ast(data)
+    skipped = "" if tree is not None else unreadable_reason(data)
+    result = FileResult(rel, lines=count_lines(data), skipped=skipped)
+    result.calls = analyse_source(data, rel, tree, analysis)
+    return result
+
+
+def unified_diff(rel: str, old: bytes, new: bytes) -> str:
+    old_lines = old.decode("utf-8", "replace").splitlines(keepends=True)
+    new_lines = new.decode("utf-8", "replace").splitlines(keepends=True)
+    return "".join(difflib.unified_diff(old_lines, new_lines, f"a/{rel}", f"b/{rel}"))
