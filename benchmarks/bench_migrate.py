@@ -56,6 +56,7 @@ PROC = Path("/proc")
 # Corpus statistics
 # --------------------------------------------------------------------------
 
+
 def count_python_sources(tree: Path) -> Tuple[int, int]:
     """Return (number of .py files, total newline count) under ``tree``.
 
@@ -87,6 +88,7 @@ def load_gen_corpus():
 # --------------------------------------------------------------------------
 # Process-tree memory polling
 # --------------------------------------------------------------------------
+
 
 def read_rss_kib(pid: int) -> int:
     """VmRSS of ``pid`` in KiB, 0 if the process is gone or has no memory."""
@@ -130,7 +132,7 @@ def parent_map_from_stat() -> Dict[int, List[int]]:
         except OSError:
             continue
         # The command name may contain spaces or parentheses: split after the last ')'.
-        fields = data[data.rfind(b")") + 2:].split()
+        fields = data[data.rfind(b")") + 2 :].split()
         if len(fields) > 1:
             mapping.setdefault(int(fields[1]), []).append(int(entry))
     return mapping
@@ -192,6 +194,7 @@ def proc_available() -> bool:
 # Running the command
 # --------------------------------------------------------------------------
 
+
 class RunResult:
     def __init__(self, seconds: float, tree_peak_kib: Optional[int], largest_proc_kib: Optional[int]) -> None:
         self.seconds = seconds
@@ -248,8 +251,15 @@ def build_argv(cmd: Sequence[str], tree: Path, out_dir: Path, jobs: int) -> List
     return list(cmd) + SUBCOMMAND + ["-i", str(tree), "-o", str(out_dir), "-j", str(jobs), "--force"]
 
 
-def benchmark_tree(label: str, tree: Path, cmd: Sequence[str], jobs: int, repeat: int,
-                   scratch: Optional[str], poll_memory: bool) -> Dict[str, object]:
+def benchmark_tree(
+    label: str,
+    tree: Path,
+    cmd: Sequence[str],
+    jobs: int,
+    repeat: int,
+    scratch: Optional[str],
+    poll_memory: bool,
+) -> Dict[str, object]:
     """Run the command ``repeat`` times on ``tree`` and summarise the runs."""
     files, lines = count_python_sources(tree)
     print("== %s: %d .py files, %d lines" % (label, files, lines), flush=True)
@@ -275,13 +285,16 @@ def fail_run(argv: Sequence[str], code: int, stdout: bytes, stderr: bytes) -> No
     """Show what the tool said and stop: timings of a failing run mean nothing."""
     print("error: command failed with exit code %d: %s" % (code, shlex.join(argv)), file=sys.stderr)
     if stdout.strip():
-        sys.stderr.write("--- stdout (last 4000 bytes) ---\n" + stdout[-4000:].decode("utf-8", "replace") + "\n")
+        sys.stderr.write(
+            "--- stdout (last 4000 bytes) ---\n" + stdout[-4000:].decode("utf-8", "replace") + "\n"
+        )
     sys.stderr.write("--- stderr ---\n" + stderr.decode("utf-8", "replace") + "\n")
     raise SystemExit(1)
 
 
-def summarise(label: str, tree: Optional[Path], files: int, lines: int,
-              runs: Sequence[RunResult]) -> Dict[str, object]:
+def summarise(
+    label: str, tree: Optional[Path], files: int, lines: int, runs: Sequence[RunResult]
+) -> Dict[str, object]:
     times = [r.seconds for r in runs]
     best = min(times)
     tree_peaks = [r.tree_peak_kib for r in runs if r.tree_peak_kib is not None]
@@ -353,7 +366,9 @@ def cumulative_children_maxrss_mib() -> Optional[float]:
 
 def environment_info(cmd: Sequence[str], args: argparse.Namespace) -> Dict[str, object]:
     return {
-        "command": shlex.join(list(cmd) + SUBCOMMAND + ["-i", "TREE", "-o", "OUT", "-j", str(args.jobs), "--force"]),
+        "command": shlex.join(
+            list(cmd) + SUBCOMMAND + ["-i", "TREE", "-o", "OUT", "-j", str(args.jobs), "--force"]
+        ),
         "jobs": args.jobs,
         "repeat": args.repeat,
         "python": platform.python_version(),
@@ -368,31 +383,54 @@ def print_report(results: Sequence[Dict[str, object]], env: Dict[str, object]) -
     print()
     print(render_table(results))
     print()
-    print("command: %s | -j %s | repeat %s | Python %s | CPUs %s"
-          % (env["command"], env["jobs"], env["repeat"], env["python"], env["cpus"]))
-    print("lines/s and files/s use the best wall time; RUSAGE_CHILDREN max RSS over all runs: %s MiB"
-          % format_cell(env["rusage_children_maxrss_mib"], "{:.1f}"))
+    print(
+        "command: %s | -j %s | repeat %s | Python %s | CPUs %s"
+        % (env["command"], env["jobs"], env["repeat"], env["python"], env["cpus"])
+    )
+    print(
+        "lines/s and files/s use the best wall time; RUSAGE_CHILDREN max RSS over all runs: %s MiB"
+        % format_cell(env["rusage_children_maxrss_mib"], "{:.1f}")
+    )
 
 
 # --------------------------------------------------------------------------
 # CLI
 # --------------------------------------------------------------------------
 
+
 def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        description="Benchmark `gpu2npu migrate` end to end on one or more source trees.")
+        description="Benchmark `gpu2npu migrate` end to end on one or more source trees."
+    )
     parser.add_argument("trees", nargs="*", metavar="TREE", help="source directories to migrate")
-    parser.add_argument("--generate", type=int, metavar="N", default=None,
-                        help="also benchmark a generated corpus of N .py files (default: 1000 when no TREE is given)")
+    parser.add_argument(
+        "--generate",
+        type=int,
+        metavar="N",
+        default=None,
+        help="also benchmark a generated corpus of N .py files (default: 1000 when no TREE is given)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed for the generated corpus (default: 0)")
-    parser.add_argument("-j", "--jobs", type=int, default=2, help="value passed as -j to the tool (default: 2)")
+    parser.add_argument(
+        "-j", "--jobs", type=int, default=2, help="value passed as -j to the tool (default: 2)"
+    )
     parser.add_argument("--repeat", type=int, default=3, help="runs per tree (default: 3)")
-    parser.add_argument("--cmd", default="gpu2npu",
-                        help="command to benchmark, split shell-style, e.g. 'python -m gpu2npu' (default: gpu2npu)")
-    parser.add_argument("--subcommand", default="migrate",
-                        help="what to run, split shell-style, e.g. 'analyse -m torch_apis -v 2.8.0' (default: migrate)")
-    parser.add_argument("--tmp", metavar="DIR", default=None,
-                        help="where to put the generated corpus and outputs (default: system temp dir)")
+    parser.add_argument(
+        "--cmd",
+        default="gpu2npu",
+        help="command to benchmark, split shell-style, e.g. 'python -m gpu2npu' (default: gpu2npu)",
+    )
+    parser.add_argument(
+        "--subcommand",
+        default="migrate",
+        help="what to run, split shell-style, e.g. 'analyse -m torch_apis -v 2.8.0' (default: migrate)",
+    )
+    parser.add_argument(
+        "--tmp",
+        metavar="DIR",
+        default=None,
+        help="where to put the generated corpus and outputs (default: system temp dir)",
+    )
     parser.add_argument("--json", metavar="FILE", default=None, help="also write the figures as JSON to FILE")
     args = parser.parse_args(argv)
     if args.repeat < 1:
@@ -444,8 +482,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             parent, tree = generate_tree(args.generate, args.seed, args.tmp)
             cleanup.append(parent)
             targets.append(("generated(%d, seed %d)" % (args.generate, args.seed), tree))
-        results = [benchmark_tree(label, tree, cmd, args.jobs, args.repeat, args.tmp, poll_memory)
-                   for label, tree in targets]
+        results = [
+            benchmark_tree(label, tree, cmd, args.jobs, args.repeat, args.tmp, poll_memory)
+            for label, tree in targets
+        ]
     finally:
         for path in cleanup:
             shutil.rmtree(path, ignore_errors=True)

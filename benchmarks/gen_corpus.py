@@ -60,22 +60,56 @@ MIN_FILES = 20
 # --------------------------------------------------------------------------
 
 PROJECT_NAMES = [
-    "visionlab", "deepforge", "torchkit", "neuralbench", "imagenet_lab",
-    "segmentx", "detcore", "mmtrain", "fastvision", "openclassify",
+    "visionlab",
+    "deepforge",
+    "torchkit",
+    "neuralbench",
+    "imagenet_lab",
+    "segmentx",
+    "detcore",
+    "mmtrain",
+    "fastvision",
+    "openclassify",
 ]
 
 ARCHS = [
-    "ResNet", "MobileNetV2", "EfficientNet", "ConvNeXt", "ViT", "Swin",
-    "DenseNet", "RegNet", "UNet", "HRNet", "ShuffleNet", "Xception",
+    "ResNet",
+    "MobileNetV2",
+    "EfficientNet",
+    "ConvNeXt",
+    "ViT",
+    "Swin",
+    "DenseNet",
+    "RegNet",
+    "UNet",
+    "HRNet",
+    "ShuffleNet",
+    "Xception",
 ]
 THINGS = [
-    "block", "layer", "module", "stage", "branch", "head", "projection",
-    "encoder", "decoder", "stem", "bottleneck",
+    "block",
+    "layer",
+    "module",
+    "stage",
+    "branch",
+    "head",
+    "projection",
+    "encoder",
+    "decoder",
+    "stem",
+    "bottleneck",
 ]
 ATTRS = [
-    "spatial resolution", "channel count", "receptive field", "feature scale",
-    "sequence length", "embedding size", "output stride", "hidden width",
-    "number of groups", "expansion ratio",
+    "spatial resolution",
+    "channel count",
+    "receptive field",
+    "feature scale",
+    "sequence length",
+    "embedding size",
+    "output stride",
+    "hidden width",
+    "number of groups",
+    "expansion ratio",
 ]
 DATASETS = ["ImageNet", "CIFAR-10", "COCO", "ADE20K", "Cityscapes", "VOC", "LVIS", "Kinetics"]
 
@@ -156,37 +190,133 @@ CHINESE_COMMENTS = [
 ]
 
 CLASS_PREFIXES = [
-    "Res", "Dense", "Mobile", "Squeeze", "Ghost", "Shuffle", "Efficient", "Dual",
-    "Pyramid", "Cross", "Local", "Global", "Gated", "Dilated", "Sparse",
-    "Deformable", "Inverted", "Depthwise", "Axial", "Window", "Spatial",
-    "Channel", "Multi", "Light", "Deep",
+    "Res",
+    "Dense",
+    "Mobile",
+    "Squeeze",
+    "Ghost",
+    "Shuffle",
+    "Efficient",
+    "Dual",
+    "Pyramid",
+    "Cross",
+    "Local",
+    "Global",
+    "Gated",
+    "Dilated",
+    "Sparse",
+    "Deformable",
+    "Inverted",
+    "Depthwise",
+    "Axial",
+    "Window",
+    "Spatial",
+    "Channel",
+    "Multi",
+    "Light",
+    "Deep",
 ]
 CLASS_CORES = [
-    "Conv", "Attention", "Fusion", "Mixer", "Pool", "Proj", "Embed", "Norm",
-    "Gate", "Excite", "Context", "Feature", "Token", "Patch",
+    "Conv",
+    "Attention",
+    "Fusion",
+    "Mixer",
+    "Pool",
+    "Proj",
+    "Embed",
+    "Norm",
+    "Gate",
+    "Excite",
+    "Context",
+    "Feature",
+    "Token",
+    "Patch",
 ]
 CLASS_SUFFIXES = ["Block", "Unit", "Layer", "Module", "Stage", "Head", "Neck", "Branch", "Cell"]
 NET_SUFFIXES = ["Net", "Former", "Backbone", "Classifier", "Model"]
 
 MODEL_FILE_WORDS = [
-    "resnet", "mobilenet", "attention", "blocks", "layers", "heads", "necks",
-    "fpn", "unet", "vit", "swin", "convnext", "efficientnet", "regnet", "hrnet",
-    "transformer", "mixer", "losses", "embedding", "norms", "activations",
-    "pooling", "upsample", "decoder", "encoder", "backbone", "classifier",
-    "detector", "segmentor", "aspp", "se_layer", "drop_path",
+    "resnet",
+    "mobilenet",
+    "attention",
+    "blocks",
+    "layers",
+    "heads",
+    "necks",
+    "fpn",
+    "unet",
+    "vit",
+    "swin",
+    "convnext",
+    "efficientnet",
+    "regnet",
+    "hrnet",
+    "transformer",
+    "mixer",
+    "losses",
+    "embedding",
+    "norms",
+    "activations",
+    "pooling",
+    "upsample",
+    "decoder",
+    "encoder",
+    "backbone",
+    "classifier",
+    "detector",
+    "segmentor",
+    "aspp",
+    "se_layer",
+    "drop_path",
 ]
 DATA_FILE_WORDS = [
-    "imagenet", "coco", "cifar", "voc", "ade20k", "cityscapes", "folder",
-    "transforms", "augment", "samplers", "collate", "video", "text", "loader",
-    "pipeline", "mixup", "autoaugment",
+    "imagenet",
+    "coco",
+    "cifar",
+    "voc",
+    "ade20k",
+    "cityscapes",
+    "folder",
+    "transforms",
+    "augment",
+    "samplers",
+    "collate",
+    "video",
+    "text",
+    "loader",
+    "pipeline",
+    "mixup",
+    "autoaugment",
 ]
 UTIL_FILE_WORDS = [
-    "logger", "config", "paths", "io", "registry", "timer", "misc", "env",
-    "file_client", "dict_utils", "string_utils", "progress", "version",
+    "logger",
+    "config",
+    "paths",
+    "io",
+    "registry",
+    "timer",
+    "misc",
+    "env",
+    "file_client",
+    "dict_utils",
+    "string_utils",
+    "progress",
+    "version",
 ]
 TRAIN_FILE_WORDS = [
-    "train", "train_dist", "train_amp", "finetune", "pretrain", "eval",
-    "evaluate", "test", "benchmark", "distill", "train_ddp", "main", "run",
+    "train",
+    "train_dist",
+    "train_amp",
+    "finetune",
+    "pretrain",
+    "eval",
+    "evaluate",
+    "test",
+    "benchmark",
+    "distill",
+    "train_ddp",
+    "main",
+    "run",
 ]
 TASK_WORDS = ["imagenet", "cifar", "coco", "seg", "det", "cls", "mae", "clip", "linear_probe"]
 FILE_SUFFIXES = ["", "", "", "_v2", "_lite", "_utils", "_ops", "_3d", "_base", "_impl"]
@@ -194,24 +324,55 @@ TRAIN_FILE_SUFFIXES = ["", "", "", "_v2", "_new", "_ddp", "_amp", "_debug"]
 
 PACKAGE_LAYOUT = {
     "model": [
-        "models", "models/backbones", "models/heads", "models/necks", "models/layers",
-        "models/losses", "models/attention", "models/blocks", "models/encoders",
-        "models/decoders", "models/embeddings", "models/normalization", "models/detectors",
-        "models/segmentors", "models/transformers", "models/generators",
-        "models/discriminators", "models/classifiers", "models/ops", "models/pruning",
-        "models/quantization", "models/distillation", "models/backbones/resnets",
-        "models/backbones/vits", "models/backbones/mobile", "models/heads/dense",
-        "models/heads/roi", "models/utils",
+        "models",
+        "models/backbones",
+        "models/heads",
+        "models/necks",
+        "models/layers",
+        "models/losses",
+        "models/attention",
+        "models/blocks",
+        "models/encoders",
+        "models/decoders",
+        "models/embeddings",
+        "models/normalization",
+        "models/detectors",
+        "models/segmentors",
+        "models/transformers",
+        "models/generators",
+        "models/discriminators",
+        "models/classifiers",
+        "models/ops",
+        "models/pruning",
+        "models/quantization",
+        "models/distillation",
+        "models/backbones/resnets",
+        "models/backbones/vits",
+        "models/backbones/mobile",
+        "models/heads/dense",
+        "models/heads/roi",
+        "models/utils",
     ],
     "data": [
-        "data", "data/datasets", "data/transforms", "data/samplers", "data/pipelines",
-        "data/augment", "data/tokenizers", "data/datasets/video",
+        "data",
+        "data/datasets",
+        "data/transforms",
+        "data/samplers",
+        "data/pipelines",
+        "data/augment",
+        "data/tokenizers",
+        "data/datasets/video",
     ],
     "util": ["utils", "utils/io", "utils/config", "utils/logging_tools", "utils/paths", "utils/misc"],
     # "engine" paths starting with "/" live at the top of the tree, not in the package.
     "train": [
-        "/tools", "engine", "engine/trainers", "engine/evaluators", "engine/hooks",
-        "/tools/experiments", "/tools/analysis",
+        "/tools",
+        "engine",
+        "engine/trainers",
+        "engine/evaluators",
+        "engine/hooks",
+        "/tools/experiments",
+        "/tools/analysis",
     ],
 }
 PACKAGE_SHARES = {"model": 0.55, "data": 0.15, "util": 0.12, "train": 0.18}
@@ -225,11 +386,14 @@ class CorpusError(RuntimeError):
 # Small text helpers
 # --------------------------------------------------------------------------
 
+
 def fill_sentence(rng: random.Random, template: str) -> str:
     """Fill the {slots} of one prose template with random vocabulary."""
     return template.format(
-        thing=rng.choice(THINGS), attr=rng.choice(ATTRS),
-        arch=rng.choice(ARCHS), dataset=rng.choice(DATASETS),
+        thing=rng.choice(THINGS),
+        attr=rng.choice(ATTRS),
+        arch=rng.choice(ARCHS),
+        dataset=rng.choice(DATASETS),
     )
 
 
@@ -275,8 +439,9 @@ class Code:
 class FileContext:
     """Per-file state: the RNG, the prose flavour and names already used."""
 
-    def __init__(self, rng: random.Random, sentences: Sequence[str], used_classes: Dict[str, int],
-                 project: str) -> None:
+    def __init__(
+        self, rng: random.Random, sentences: Sequence[str], used_classes: Dict[str, int], project: str
+    ) -> None:
         self.rng = rng
         self.sentences = sentences
         self.used_classes = used_classes
@@ -311,8 +476,15 @@ class FileContext:
             text = self.sentence_block(self.rng.randint(1, max_sentences))
             code.extend(wrap(text, indent_of(level) + "# "))
 
-    def docstring(self, code: Code, level: int, summary: str, paragraphs: int = 1,
-                  args: Sequence[Tuple[str, str]] = (), returns: str = "") -> None:
+    def docstring(
+        self,
+        code: Code,
+        level: int,
+        summary: str,
+        paragraphs: int = 1,
+        args: Sequence[Tuple[str, str]] = (),
+        returns: str = "",
+    ) -> None:
         """Google-style docstring; body length is randomised for realistic line counts."""
         pad = indent_of(level)
         code.add(level, '"""' + summary)
@@ -350,6 +522,7 @@ class FileContext:
 # Shared headers
 # --------------------------------------------------------------------------
 
+
 def file_header(ctx: FileContext, title: str, shebang: bool = False) -> Code:
     """Shebang / coding cookie / module docstring, as found at the top of real files."""
     code = Code()
@@ -384,12 +557,16 @@ def finish_with_padding(ctx: FileContext, code: Code, target: int) -> None:
         code.extend(wrap(ctx.sentence_block(ctx.rng.randint(1, 3)), "# "))
         if len(code) < target - 2:
             code.add(0, "#")
-    del code.lines[max(target, start + 5):]
+    del code.lines[max(target, start + 5) :]
 
 
-def fill_to_target(ctx: FileContext, code: Code, target: int,
-                   makers: Sequence[Tuple[float, Callable[[FileContext], Optional[Code]]]],
-                   reserve: int = 0) -> None:
+def fill_to_target(
+    ctx: FileContext,
+    code: Code,
+    target: int,
+    makers: Sequence[Tuple[float, Callable[[FileContext], Optional[Code]]]],
+    reserve: int = 0,
+) -> None:
     """Append randomly chosen blocks while they fit, leaving ``reserve`` lines free."""
     weights = [w for w, _ in makers]
     misses = 0
@@ -422,15 +599,23 @@ def model_conv_block(ctx: FileContext) -> Code:
     use_dropout = rng.random() < 0.4
     code = Code()
     code.add(0, "class " + name + "(nn.Module):")
-    ctx.docstring(code, 1, "Stack of conv-norm-activation layers.", paragraphs=rng.randint(1, 2), args=[
-        ("in_channels", "Number of channels in the input feature map."),
-        ("out_channels", "Number of channels produced by the block."),
-        ("kernel_size", "Size of the convolving kernel."),
-        ("stride", "Stride of the first convolution; later ones use stride 1."),
-    ])
+    ctx.docstring(
+        code,
+        1,
+        "Stack of conv-norm-activation layers.",
+        paragraphs=rng.randint(1, 2),
+        args=[
+            ("in_channels", "Number of channels in the input feature map."),
+            ("out_channels", "Number of channels produced by the block."),
+            ("kernel_size", "Size of the convolving kernel."),
+            ("stride", "Stride of the first convolution; later ones use stride 1."),
+        ],
+    )
     code.blank()
     code.add(1, "def __init__(self, in_channels: int, out_channels: int, kernel_size: int = 3,")
-    code.add(1, "             stride: int = 1, dropout: float = " + str(rng.choice([0.0, 0.1, 0.2])) + ") -> None:")
+    code.add(
+        1, "             stride: int = 1, dropout: float = " + str(rng.choice([0.0, 0.1, 0.2])) + ") -> None:"
+    )
     code.add(2, "super().__init__()")
     code.add(2, "padding = kernel_size // 2")
     ctx.comment(code, 2, 0.6)
@@ -438,7 +623,12 @@ def model_conv_block(ctx: FileContext) -> Code:
     code.add(2, "                       padding=padding, bias=False)")
     code.add(2, "self.bn1 = nn.BatchNorm2d(out_channels)")
     for i in range(2, depth + 1):
-        code.add(2, "self.conv{0} = nn.Conv2d(out_channels, out_channels, kernel_size, padding=padding, bias=False)".format(i))
+        code.add(
+            2,
+            "self.conv{0} = nn.Conv2d(out_channels, out_channels, kernel_size, padding=padding, bias=False)".format(
+                i
+            ),
+        )
         code.add(2, "self.bn{0} = nn.BatchNorm2d(out_channels)".format(i))
     if use_dropout:
         code.add(2, "self.dropout = nn.Dropout2d(p=dropout)")
@@ -461,17 +651,25 @@ def model_residual_block(ctx: FileContext) -> Code:
     expansion = rng.choice([1, 2, 4])
     code = Code()
     code.add(0, "class " + name + "(nn.Module):")
-    ctx.docstring(code, 1, "Residual block with an optional projection shortcut.", paragraphs=rng.randint(1, 3), args=[
-        ("in_channels", "Channels of the input tensor."),
-        ("out_channels", "Channels of the output tensor (after expansion)."),
-        ("stride", "Spatial stride applied by the middle convolution."),
-        ("groups", "Number of groups for the grouped convolution."),
-    ])
+    ctx.docstring(
+        code,
+        1,
+        "Residual block with an optional projection shortcut.",
+        paragraphs=rng.randint(1, 3),
+        args=[
+            ("in_channels", "Channels of the input tensor."),
+            ("out_channels", "Channels of the output tensor (after expansion)."),
+            ("stride", "Spatial stride applied by the middle convolution."),
+            ("groups", "Number of groups for the grouped convolution."),
+        ],
+    )
     code.blank()
     code.add(1, "expansion: int = " + str(expansion))
     code.blank()
     code.add(1, "def __init__(self, in_channels: int, out_channels: int, stride: int = 1,")
-    code.add(1, "             groups: int = 1, norm_layer: Optional[Callable[..., nn.Module]] = None) -> None:")
+    code.add(
+        1, "             groups: int = 1, norm_layer: Optional[Callable[..., nn.Module]] = None) -> None:"
+    )
     code.add(2, "super().__init__()")
     code.add(2, "if norm_layer is None:")
     code.add(3, "norm_layer = nn.BatchNorm2d")
@@ -511,17 +709,25 @@ def model_mlp(ctx: FileContext) -> Code:
     act = rng.choice(["F.gelu", "F.relu", "F.silu"])
     code = Code()
     code.add(0, "class " + name + "(nn.Module):")
-    ctx.docstring(code, 1, "Multi-layer perceptron used as a feed-forward or projection head.",
-                  paragraphs=rng.randint(0, 2), args=[
-                      ("in_features", "Size of each input sample."),
-                      ("hidden_features", "Width of the hidden layers."),
-                      ("out_features", "Size of each output sample."),
-                      ("num_layers", "Total number of linear layers."),
-                      ("drop", "Dropout probability applied after every activation."),
-                  ])
+    ctx.docstring(
+        code,
+        1,
+        "Multi-layer perceptron used as a feed-forward or projection head.",
+        paragraphs=rng.randint(0, 2),
+        args=[
+            ("in_features", "Size of each input sample."),
+            ("hidden_features", "Width of the hidden layers."),
+            ("out_features", "Size of each output sample."),
+            ("num_layers", "Total number of linear layers."),
+            ("drop", "Dropout probability applied after every activation."),
+        ],
+    )
     code.blank()
     code.add(1, "def __init__(self, in_features: int, hidden_features: Optional[int] = None,")
-    code.add(1, "             out_features: Optional[int] = None, num_layers: int = " + str(rng.randint(2, 4)) + ",")
+    code.add(
+        1,
+        "             out_features: Optional[int] = None, num_layers: int = " + str(rng.randint(2, 4)) + ",",
+    )
     code.add(1, "             drop: float = 0.0) -> None:")
     code.add(2, "super().__init__()")
     code.add(2, "hidden_features = hidden_features or in_features * " + str(rng.choice([2, 4])))
@@ -544,7 +750,12 @@ def model_mlp(ctx: FileContext) -> Code:
     if rng.random() < 0.5:
         code.blank()
         code.add(1, "def extra_repr(self) -> str:")
-        code.add(2, "return " + ctx.s("in_features={}, out_features={}") + ".format(self.in_features, self.out_features)")
+        code.add(
+            2,
+            "return "
+            + ctx.s("in_features={}, out_features={}")
+            + ".format(self.in_features, self.out_features)",
+        )
     ctx.other_classes.append(name)
     return code
 
@@ -554,19 +765,37 @@ def model_attention(ctx: FileContext) -> Code:
     name = ctx.class_name(["Attention", "SelfAttention", "Block"])
     code = Code()
     code.add(0, "class " + name + "(nn.Module):")
-    ctx.docstring(code, 1, "Multi-head self-attention over a sequence of tokens.", paragraphs=rng.randint(1, 3), args=[
-        ("dim", "Embedding dimension of every token."),
-        ("num_heads", "Number of attention heads; must divide ``dim``."),
-        ("qkv_bias", "Whether the query/key/value projection has a bias."),
-        ("attn_drop", "Dropout on the attention weights."),
-        ("proj_drop", "Dropout on the output projection."),
-    ])
+    ctx.docstring(
+        code,
+        1,
+        "Multi-head self-attention over a sequence of tokens.",
+        paragraphs=rng.randint(1, 3),
+        args=[
+            ("dim", "Embedding dimension of every token."),
+            ("num_heads", "Number of attention heads; must divide ``dim``."),
+            ("qkv_bias", "Whether the query/key/value projection has a bias."),
+            ("attn_drop", "Dropout on the attention weights."),
+            ("proj_drop", "Dropout on the output projection."),
+        ],
+    )
     code.blank()
-    code.add(1, "def __init__(self, dim: int, num_heads: int = " + str(rng.choice([4, 8, 12, 16])) + ", qkv_bias: bool = True,")
+    code.add(
+        1,
+        "def __init__(self, dim: int, num_heads: int = "
+        + str(rng.choice([4, 8, 12, 16]))
+        + ", qkv_bias: bool = True,",
+    )
     code.add(1, "             attn_drop: float = 0.0, proj_drop: float = 0.0) -> None:")
     code.add(2, "super().__init__()")
     code.add(2, "if dim % num_heads != 0:")
-    code.add(3, "raise ValueError(f" + ctx.quote + "dim {dim} is not divisible by num_heads {num_heads}" + ctx.quote + ")")
+    code.add(
+        3,
+        "raise ValueError(f"
+        + ctx.quote
+        + "dim {dim} is not divisible by num_heads {num_heads}"
+        + ctx.quote
+        + ")",
+    )
     code.add(2, "self.num_heads = num_heads")
     code.add(2, "self.head_dim = dim // num_heads")
     code.add(2, "self.scale = self.head_dim ** -0.5")
@@ -599,13 +828,25 @@ def model_loss(ctx: FileContext) -> Code:
     name = ctx.class_name(["Loss"])
     code = Code()
     code.add(0, "class " + name + "(nn.Module):")
-    ctx.docstring(code, 1, "Cross entropy with label smoothing and optional class weights.",
-                  paragraphs=rng.randint(0, 2), args=[
-                      ("smoothing", "Probability mass moved from the target to the other classes."),
-                      ("reduction", "One of 'none', 'mean' or 'sum'."),
-                  ])
+    ctx.docstring(
+        code,
+        1,
+        "Cross entropy with label smoothing and optional class weights.",
+        paragraphs=rng.randint(0, 2),
+        args=[
+            ("smoothing", "Probability mass moved from the target to the other classes."),
+            ("reduction", "One of 'none', 'mean' or 'sum'."),
+        ],
+    )
     code.blank()
-    code.add(1, "def __init__(self, smoothing: float = " + str(rng.choice([0.05, 0.1, 0.2])) + ", reduction: str = " + ctx.s("mean") + ") -> None:")
+    code.add(
+        1,
+        "def __init__(self, smoothing: float = "
+        + str(rng.choice([0.05, 0.1, 0.2]))
+        + ", reduction: str = "
+        + ctx.s("mean")
+        + ") -> None:",
+    )
     code.add(2, "super().__init__()")
     code.add(2, "if not 0.0 <= smoothing < 1.0:")
     code.add(3, "raise ValueError(" + ctx.s("smoothing must be in [0, 1)") + ")")
@@ -641,19 +882,34 @@ def model_helper_function(ctx: FileContext) -> Code:
         code.add(3, "if m.bias is not None:")
         code.add(4, "nn.init.zeros_(m.bias)")
         code.add(2, "elif isinstance(m, nn.Conv2d):")
-        code.add(3, "nn.init.kaiming_normal_(m.weight, mode=" + ctx.s("fan_out") + ", nonlinearity=" + ctx.s("relu") + ")")
+        code.add(
+            3,
+            "nn.init.kaiming_normal_(m.weight, mode="
+            + ctx.s("fan_out")
+            + ", nonlinearity="
+            + ctx.s("relu")
+            + ")",
+        )
         code.add(2, "elif isinstance(m, (nn.BatchNorm2d, nn.LayerNorm, nn.GroupNorm)):")
         code.add(3, "nn.init.ones_(m.weight)")
         code.add(3, "nn.init.zeros_(m.bias)")
     elif kind == "count":
         fname = ctx.function_name("count_parameters")
         code.add(0, "def " + fname + "(model: nn.Module, trainable_only: bool = True) -> int:")
-        ctx.docstring(code, 1, "Return the number of (trainable) parameters of ``model``.", paragraphs=rng.randint(0, 1))
-        code.add(1, "return sum(p.numel() for p in model.parameters() if p.requires_grad or not trainable_only)")
+        ctx.docstring(
+            code, 1, "Return the number of (trainable) parameters of ``model``.", paragraphs=rng.randint(0, 1)
+        )
+        code.add(
+            1, "return sum(p.numel() for p in model.parameters() if p.requires_grad or not trainable_only)"
+        )
     elif kind == "divisible":
         fname = ctx.function_name("make_divisible")
-        code.add(0, "def " + fname + "(value: float, divisor: int = 8, min_value: Optional[int] = None) -> int:")
-        ctx.docstring(code, 1, "Round ``value`` to the nearest multiple of ``divisor``.", paragraphs=rng.randint(0, 2))
+        code.add(
+            0, "def " + fname + "(value: float, divisor: int = 8, min_value: Optional[int] = None) -> int:"
+        )
+        ctx.docstring(
+            code, 1, "Round ``value`` to the nearest multiple of ``divisor``.", paragraphs=rng.randint(0, 2)
+        )
         code.add(1, "min_value = min_value or divisor")
         code.add(1, "new_value = max(min_value, int(value + divisor / 2) // divisor * divisor)")
         ctx.comment(code, 1, 0.8, 1)
@@ -662,8 +918,15 @@ def model_helper_function(ctx: FileContext) -> Code:
         code.add(1, "return new_value")
     elif kind == "drop_path":
         fname = ctx.function_name("drop_path")
-        code.add(0, "def " + fname + "(x: torch.Tensor, drop_prob: float = 0.0, training: bool = False) -> torch.Tensor:")
-        ctx.docstring(code, 1, "Stochastic depth: randomly drop whole residual branches.", paragraphs=rng.randint(1, 2))
+        code.add(
+            0,
+            "def "
+            + fname
+            + "(x: torch.Tensor, drop_prob: float = 0.0, training: bool = False) -> torch.Tensor:",
+        )
+        ctx.docstring(
+            code, 1, "Stochastic depth: randomly drop whole residual branches.", paragraphs=rng.randint(1, 2)
+        )
         code.add(1, "if drop_prob == 0.0 or not training:")
         code.add(2, "return x")
         code.add(1, "keep_prob = 1.0 - drop_prob")
@@ -673,7 +936,9 @@ def model_helper_function(ctx: FileContext) -> Code:
     else:
         fname = ctx.function_name("channel_shuffle")
         code.add(0, "def " + fname + "(x: torch.Tensor, groups: int) -> torch.Tensor:")
-        ctx.docstring(code, 1, "Shuffle channels between groups, as in ShuffleNet.", paragraphs=rng.randint(0, 2))
+        ctx.docstring(
+            code, 1, "Shuffle channels between groups, as in ShuffleNet.", paragraphs=rng.randint(0, 2)
+        )
         code.add(1, "batch, channels, height, width = x.size()")
         code.add(1, "x = x.view(batch, groups, channels // groups, height, width)")
         code.add(1, "x = torch.transpose(x, 1, 2).contiguous()")
@@ -689,17 +954,25 @@ def model_network(ctx: FileContext) -> Optional[Code]:
         return None
     block = rng.choice(ctx.conv_blocks)
     name = ctx.class_name(NET_SUFFIXES)
-    widths = rng.choice(["(64, 128, 256, 512)", "(32, 64, 128, 256)", "(48, 96, 192, 384)", "(96, 192, 384, 768)"])
+    widths = rng.choice(
+        ["(64, 128, 256, 512)", "(32, 64, 128, 256)", "(48, 96, 192, 384)", "(96, 192, 384, 768)"]
+    )
     depths = rng.choice(["(2, 2, 2, 2)", "(3, 4, 6, 3)", "(1, 2, 3, 1)", "(2, 2, 6, 2)"])
     code = Code()
     code.add(0, "class " + name + "(nn.Module):")
-    ctx.docstring(code, 1, "Hierarchical network built from ``" + block + "`` stages.", paragraphs=rng.randint(1, 3), args=[
-        ("num_classes", "Number of output classes; 0 removes the classifier."),
-        ("in_channels", "Number of input image channels."),
-        ("widths", "Output channels of every stage."),
-        ("depths", "Number of blocks in every stage."),
-        ("drop_rate", "Dropout before the classifier."),
-    ])
+    ctx.docstring(
+        code,
+        1,
+        "Hierarchical network built from ``" + block + "`` stages.",
+        paragraphs=rng.randint(1, 3),
+        args=[
+            ("num_classes", "Number of output classes; 0 removes the classifier."),
+            ("in_channels", "Number of input image channels."),
+            ("widths", "Output channels of every stage."),
+            ("depths", "Number of blocks in every stage."),
+            ("drop_rate", "Dropout before the classifier."),
+        ],
+    )
     code.blank()
     code.add(1, "def __init__(self, num_classes: int = 1000, in_channels: int = 3,")
     code.add(1, "             widths: Sequence[int] = " + widths + ",")
@@ -727,7 +1000,9 @@ def model_network(ctx: FileContext) -> Optional[Code]:
     code.add(2, "self._init_weights()")
     code.blank()
     code.add(1, "@staticmethod")
-    code.add(1, "def _make_stage(in_channels: int, out_channels: int, depth: int, stride: int) -> nn.Sequential:")
+    code.add(
+        1, "def _make_stage(in_channels: int, out_channels: int, depth: int, stride: int) -> nn.Sequential:"
+    )
     code.add(2, "layers = [" + block + "(in_channels, out_channels, stride=stride)]")
     code.add(2, "for _ in range(1, depth):")
     code.add(3, "layers.append(" + block + "(out_channels, out_channels))")
@@ -736,7 +1011,14 @@ def model_network(ctx: FileContext) -> Optional[Code]:
     code.add(1, "def _init_weights(self) -> None:")
     code.add(2, "for m in self.modules():")
     code.add(3, "if isinstance(m, nn.Conv2d):")
-    code.add(4, "nn.init.kaiming_normal_(m.weight, mode=" + ctx.s("fan_out") + ", nonlinearity=" + ctx.s("relu") + ")")
+    code.add(
+        4,
+        "nn.init.kaiming_normal_(m.weight, mode="
+        + ctx.s("fan_out")
+        + ", nonlinearity="
+        + ctx.s("relu")
+        + ")",
+    )
     code.add(3, "elif isinstance(m, (nn.BatchNorm2d, nn.GroupNorm)):")
     code.add(4, "nn.init.ones_(m.weight)")
     code.add(4, "nn.init.zeros_(m.bias)")
@@ -766,17 +1048,34 @@ def model_factory(ctx: FileContext) -> Optional[Code]:
     net = ctx.networks[-1]
     ctx.used_functions[net + ":factory"] = 1
     rng = ctx.rng
-    fname = ctx.function_name("build_" + "".join("_" + c.lower() if c.isupper() else c for c in net).lstrip("_"))
+    fname = ctx.function_name(
+        "build_" + "".join("_" + c.lower() if c.isupper() else c for c in net).lstrip("_")
+    )
     code = Code()
     code.add(0, "def " + fname + "(variant: str = " + ctx.s("base") + ", **kwargs) -> " + net + ":")
-    ctx.docstring(code, 1, "Create a ``" + net + "`` from a named configuration.", paragraphs=rng.randint(0, 1))
+    ctx.docstring(
+        code, 1, "Create a ``" + net + "`` from a named configuration.", paragraphs=rng.randint(0, 1)
+    )
     code.add(1, "configs: Dict[str, Dict[str, Tuple[int, ...]]] = {")
-    for variant, w, d in [("tiny", "(32, 64, 128, 256)", "(1, 1, 2, 1)"), ("small", "(48, 96, 192, 384)", "(2, 2, 4, 2)"),
-                          ("base", "(64, 128, 256, 512)", "(2, 2, 6, 2)"), ("large", "(96, 192, 384, 768)", "(3, 4, 18, 3)")]:
-        code.add(2, ctx.s(variant) + ": {" + ctx.s("widths") + ": " + w + ", " + ctx.s("depths") + ": " + d + "},")
+    for variant, w, d in [
+        ("tiny", "(32, 64, 128, 256)", "(1, 1, 2, 1)"),
+        ("small", "(48, 96, 192, 384)", "(2, 2, 4, 2)"),
+        ("base", "(64, 128, 256, 512)", "(2, 2, 6, 2)"),
+        ("large", "(96, 192, 384, 768)", "(3, 4, 18, 3)"),
+    ]:
+        code.add(
+            2, ctx.s(variant) + ": {" + ctx.s("widths") + ": " + w + ", " + ctx.s("depths") + ": " + d + "},"
+        )
     code.add(1, "}")
     code.add(1, "if variant not in configs:")
-    code.add(2, "raise KeyError(f" + ctx.quote + "unknown variant {variant!r}, choose from {sorted(configs)}" + ctx.quote + ")")
+    code.add(
+        2,
+        "raise KeyError(f"
+        + ctx.quote
+        + "unknown variant {variant!r}, choose from {sorted(configs)}"
+        + ctx.quote
+        + ")",
+    )
     code.add(1, "config = dict(configs[variant])")
     code.add(1, "config.update(kwargs)")
     code.add(1, "return " + net + "(**config)")
@@ -788,10 +1087,19 @@ def model_constants(ctx: FileContext) -> Code:
     rng = ctx.rng
     code = Code()
     ctx.comment(code, 0, 0.7, 2)
-    code.add(0, "DEFAULT_WIDTHS: Tuple[int, ...] = " + rng.choice(["(64, 128, 256, 512)", "(32, 64, 160, 256)", "(96, 192, 384, 768)"]))
+    code.add(
+        0,
+        "DEFAULT_WIDTHS: Tuple[int, ...] = "
+        + rng.choice(["(64, 128, 256, 512)", "(32, 64, 160, 256)", "(96, 192, 384, 768)"]),
+    )
     code.add(0, "BN_MOMENTUM = " + str(rng.choice([0.1, 0.01, 0.03])))
     code.add(0, "_ACTIVATIONS: Dict[str, Callable[..., nn.Module]] = {")
-    for key, val in [("relu", "nn.ReLU"), ("gelu", "nn.GELU"), ("silu", "nn.SiLU"), ("hardswish", "nn.Hardswish")]:
+    for key, val in [
+        ("relu", "nn.ReLU"),
+        ("gelu", "nn.GELU"),
+        ("silu", "nn.SiLU"),
+        ("hardswish", "nn.Hardswish"),
+    ]:
         code.add(1, ctx.s(key) + ": " + val + ",")
     code.add(0, "}")
     return code
@@ -816,9 +1124,14 @@ def build_model_file(ctx: FileContext, module_title: str, target: int) -> Tuple[
     if rng.random() < 0.4:
         code.blank(2).extend(model_constants(ctx).lines)
     makers = [
-        (3.0, model_conv_block), (2.0, model_residual_block), (1.5, model_mlp),
-        (1.5, model_attention), (0.7, model_loss), (1.5, model_helper_function),
-        (2.5, model_network), (2.0, model_factory),
+        (3.0, model_conv_block),
+        (2.0, model_residual_block),
+        (1.5, model_mlp),
+        (1.5, model_attention),
+        (0.7, model_loss),
+        (1.5, model_helper_function),
+        (2.5, model_network),
+        (2.0, model_factory),
     ]
     fill_to_target(ctx, code, target, makers)
     finish_with_padding(ctx, code, target)
@@ -831,21 +1144,33 @@ def build_model_file(ctx: FileContext, module_title: str, target: int) -> Tuple[
 # Data / transform templates
 # --------------------------------------------------------------------------
 
+
 def data_dataset(ctx: FileContext) -> Code:
     rng = ctx.rng
     name = ctx.class_name(["Dataset"])
     ext = rng.choice([".jpg", ".png", ".npy"])
     code = Code()
     code.add(0, "class " + name + "(Dataset):")
-    ctx.docstring(code, 1, "Map-style dataset reading samples listed in a split file.", paragraphs=rng.randint(1, 3), args=[
-        ("root", "Directory containing the images and the split files."),
-        ("split", "Which split to load, e.g. 'train' or 'val'."),
-        ("transform", "Optional callable applied to every sample."),
-    ])
+    ctx.docstring(
+        code,
+        1,
+        "Map-style dataset reading samples listed in a split file.",
+        paragraphs=rng.randint(1, 3),
+        args=[
+            ("root", "Directory containing the images and the split files."),
+            ("split", "Which split to load, e.g. 'train' or 'val'."),
+            ("transform", "Optional callable applied to every sample."),
+        ],
+    )
     code.blank()
     code.add(1, "IMAGE_EXTENSIONS = (" + ctx.s(ext) + ", " + ctx.s(".jpeg") + ")")
     code.blank()
-    code.add(1, "def __init__(self, root: str, split: str = " + ctx.s("train") + ", transform: Optional[Callable] = None,")
+    code.add(
+        1,
+        "def __init__(self, root: str, split: str = "
+        + ctx.s("train")
+        + ", transform: Optional[Callable] = None,",
+    )
     code.add(1, "             cache_index: bool = True) -> None:")
     code.add(2, "super().__init__()")
     code.add(2, "self.root = os.path.expanduser(root)")
@@ -854,10 +1179,19 @@ def data_dataset(ctx: FileContext) -> Code:
     ctx.comment(code, 2, 0.6)
     code.add(2, "self.samples: List[Tuple[str, int]] = self._load_index(cache_index)")
     code.add(2, "if not self.samples:")
-    code.add(3, "raise RuntimeError(f" + ctx.quote + "no samples found for split {split!r} in {self.root}" + ctx.quote + ")")
+    code.add(
+        3,
+        "raise RuntimeError(f"
+        + ctx.quote
+        + "no samples found for split {split!r} in {self.root}"
+        + ctx.quote
+        + ")",
+    )
     code.blank()
     code.add(1, "def _load_index(self, use_cache: bool) -> List[Tuple[str, int]]:")
-    code.add(2, "cache_file = os.path.join(self.root, f" + ctx.quote + "{self.split}_index.npy" + ctx.quote + ")")
+    code.add(
+        2, "cache_file = os.path.join(self.root, f" + ctx.quote + "{self.split}_index.npy" + ctx.quote + ")"
+    )
     code.add(2, "if use_cache and os.path.isfile(cache_file):")
     code.add(3, "records = np.load(cache_file, allow_pickle=True)")
     code.add(3, "return [(str(path), int(label)) for path, label in records]")
@@ -907,7 +1241,9 @@ def data_transform(ctx: FileContext) -> Code:
     if kind == "flip":
         name = ctx.class_name(["Flip"])
         code.add(0, "class " + name + ":")
-        ctx.docstring(code, 1, "Horizontally flip an HWC array with probability ``p``.", paragraphs=rng.randint(0, 2))
+        ctx.docstring(
+            code, 1, "Horizontally flip an HWC array with probability ``p``.", paragraphs=rng.randint(0, 2)
+        )
         code.blank()
         code.add(1, "def __init__(self, p: float = 0.5) -> None:")
         code.add(2, "self.p = p")
@@ -919,7 +1255,12 @@ def data_transform(ctx: FileContext) -> Code:
     elif kind == "normalize":
         name = ctx.class_name(["Normalize"])
         code.add(0, "class " + name + ":")
-        ctx.docstring(code, 1, "Subtract the mean and divide by the standard deviation per channel.", paragraphs=rng.randint(0, 2))
+        ctx.docstring(
+            code,
+            1,
+            "Subtract the mean and divide by the standard deviation per channel.",
+            paragraphs=rng.randint(0, 2),
+        )
         code.blank()
         code.add(1, "def __init__(self, mean: Sequence[float] = (0.485, 0.456, 0.406),")
         code.add(1, "             std: Sequence[float] = (0.229, 0.224, 0.225)) -> None:")
@@ -931,9 +1272,19 @@ def data_transform(ctx: FileContext) -> Code:
     elif kind == "crop":
         name = ctx.class_name(["Crop"])
         code.add(0, "class " + name + ":")
-        ctx.docstring(code, 1, "Random crop with zero padding when the input is too small.", paragraphs=rng.randint(0, 2))
+        ctx.docstring(
+            code,
+            1,
+            "Random crop with zero padding when the input is too small.",
+            paragraphs=rng.randint(0, 2),
+        )
         code.blank()
-        code.add(1, "def __init__(self, size: int = " + str(rng.choice([32, 224, 256, 384, 512])) + ", padding: int = 0) -> None:")
+        code.add(
+            1,
+            "def __init__(self, size: int = "
+            + str(rng.choice([32, 224, 256, 384, 512]))
+            + ", padding: int = 0) -> None:",
+        )
         code.add(2, "self.size = size")
         code.add(2, "self.padding = padding")
         code.blank()
@@ -948,7 +1299,9 @@ def data_transform(ctx: FileContext) -> Code:
     else:
         name = ctx.class_name(["Compose"])
         code.add(0, "class " + name + ":")
-        ctx.docstring(code, 1, "Chain several transforms, applying them in order.", paragraphs=rng.randint(0, 2))
+        ctx.docstring(
+            code, 1, "Chain several transforms, applying them in order.", paragraphs=rng.randint(0, 2)
+        )
         code.blank()
         code.add(1, "def __init__(self, transforms: Sequence[Callable]) -> None:")
         code.add(2, "self.transforms = list(transforms)")
@@ -970,8 +1323,13 @@ def data_collate(ctx: FileContext) -> Code:
     fname = ctx.function_name("pad_collate")
     code = Code()
     code.add(0, "def " + fname + "(batch: List[Tuple[torch.Tensor, int]], pad_value: float = 0.0):")
-    ctx.docstring(code, 1, "Collate samples of different spatial size by padding them.", paragraphs=rng.randint(0, 2),
-                  returns="A tuple ``(images, labels)`` of batched tensors.")
+    ctx.docstring(
+        code,
+        1,
+        "Collate samples of different spatial size by padding them.",
+        paragraphs=rng.randint(0, 2),
+        returns="A tuple ``(images, labels)`` of batched tensors.",
+    )
     code.add(1, "max_h = max(img.shape[1] for img, _ in batch)")
     code.add(1, "max_w = max(img.shape[2] for img, _ in batch)")
     code.add(1, "images = torch.full((len(batch), batch[0][0].shape[0], max_h, max_w), pad_value)")
@@ -987,10 +1345,20 @@ def data_loader_builder(ctx: FileContext) -> Code:
     rng = ctx.rng
     fname = ctx.function_name("build_dataloader")
     code = Code()
-    code.add(0, "def " + fname + "(dataset: Dataset, batch_size: int = " + str(rng.choice([16, 32, 64, 128, 256])) + ", num_workers: int = "
-             + str(rng.choice([2, 4, 8])) + ",")
+    code.add(
+        0,
+        "def "
+        + fname
+        + "(dataset: Dataset, batch_size: int = "
+        + str(rng.choice([16, 32, 64, 128, 256]))
+        + ", num_workers: int = "
+        + str(rng.choice([2, 4, 8]))
+        + ",",
+    )
     code.add(0, "                     shuffle: bool = True, distributed: bool = False) -> DataLoader:")
-    ctx.docstring(code, 1, "Wrap ``dataset`` in a DataLoader with sensible defaults.", paragraphs=rng.randint(1, 2))
+    ctx.docstring(
+        code, 1, "Wrap ``dataset`` in a DataLoader with sensible defaults.", paragraphs=rng.randint(1, 2)
+    )
     code.add(1, "sampler = DistributedSampler(dataset, shuffle=shuffle) if distributed else None")
     ctx.comment(code, 1, 0.6, 2)
     code.add(1, "return DataLoader(")
@@ -1031,18 +1399,26 @@ def build_data_file(ctx: FileContext, module_title: str, target: int) -> Tuple[C
 # Utility templates (no torch)
 # --------------------------------------------------------------------------
 
+
 def util_logger(ctx: FileContext) -> Code:
     rng = ctx.rng
     fname = ctx.function_name("setup_logger")
     code = Code()
     code.add(0, "def " + fname + "(name: str = " + ctx.s("train") + ", log_dir: Optional[str] = None,")
     code.add(0, "                 level: int = logging.INFO) -> logging.Logger:")
-    ctx.docstring(code, 1, "Configure a logger that writes to stderr and optionally a file.", paragraphs=rng.randint(1, 2))
+    ctx.docstring(
+        code,
+        1,
+        "Configure a logger that writes to stderr and optionally a file.",
+        paragraphs=rng.randint(1, 2),
+    )
     code.add(1, "logger = logging.getLogger(name)")
     code.add(1, "if logger.handlers:")
     code.add(2, "return logger")
     code.add(1, "logger.setLevel(level)")
-    code.add(1, "formatter = logging.Formatter(" + ctx.s("%(asctime)s %(name)s %(levelname)s: %(message)s") + ")")
+    code.add(
+        1, "formatter = logging.Formatter(" + ctx.s("%(asctime)s %(name)s %(levelname)s: %(message)s") + ")"
+    )
     code.add(1, "stream = logging.StreamHandler(sys.stderr)")
     code.add(1, "stream.setFormatter(formatter)")
     code.add(1, "logger.addHandler(stream)")
@@ -1062,8 +1438,13 @@ def util_config(ctx: FileContext) -> Code:
     fname = ctx.function_name("load_config")
     code = Code()
     code.add(0, "def " + fname + "(path: str, overrides: Sequence[str] = ()) -> Dict[str, Any]:")
-    ctx.docstring(code, 1, "Load a JSON config and apply ``key.sub=value`` overrides.", paragraphs=rng.randint(1, 2),
-                  args=[("path", "Path of the JSON file."), ("overrides", "Strings like 'optim.lr=0.1'.")])
+    ctx.docstring(
+        code,
+        1,
+        "Load a JSON config and apply ``key.sub=value`` overrides.",
+        paragraphs=rng.randint(1, 2),
+        args=[("path", "Path of the JSON file."), ("overrides", "Strings like 'optim.lr=0.1'.")],
+    )
     code.add(1, "with open(path, " + ctx.s("r") + ", encoding=" + ctx.s("utf-8") + ") as handle:")
     code.add(2, "config = json.load(handle)")
     code.add(1, "for item in overrides:")
@@ -1088,14 +1469,31 @@ def util_paths(ctx: FileContext) -> Code:
     code = Code()
     f1 = ctx.function_name("ensure_dir")
     code.add(0, "def " + f1 + "(path: str) -> Path:")
-    ctx.docstring(code, 1, "Create ``path`` (and parents) if needed and return it as a Path.", paragraphs=rng.randint(0, 1))
+    ctx.docstring(
+        code,
+        1,
+        "Create ``path`` (and parents) if needed and return it as a Path.",
+        paragraphs=rng.randint(0, 1),
+    )
     code.add(1, "result = Path(path).expanduser()")
     code.add(1, "result.mkdir(parents=True, exist_ok=True)")
     code.add(1, "return result")
     code.blank(2)
     f2 = ctx.function_name("find_files")
-    code.add(0, "def " + f2 + "(root: str, suffixes: Sequence[str] = (" + ctx.s(".json") + ",), skip_hidden: bool = True) -> List[Path]:")
-    ctx.docstring(code, 1, "Recursively list files under ``root`` with one of ``suffixes``.", paragraphs=rng.randint(0, 2))
+    code.add(
+        0,
+        "def "
+        + f2
+        + "(root: str, suffixes: Sequence[str] = ("
+        + ctx.s(".json")
+        + ",), skip_hidden: bool = True) -> List[Path]:",
+    )
+    ctx.docstring(
+        code,
+        1,
+        "Recursively list files under ``root`` with one of ``suffixes``.",
+        paragraphs=rng.randint(0, 2),
+    )
     code.add(1, "found = []")
     code.add(1, "for dirpath, dirnames, filenames in os.walk(root):")
     code.add(2, "if skip_hidden:")
@@ -1113,7 +1511,9 @@ def util_timer(ctx: FileContext) -> Code:
     name = ctx.class_name(["Timer", "Meter"])
     code = Code()
     code.add(0, "class " + name + ":")
-    ctx.docstring(code, 1, "Accumulate wall-clock durations and running averages.", paragraphs=rng.randint(0, 2))
+    ctx.docstring(
+        code, 1, "Accumulate wall-clock durations and running averages.", paragraphs=rng.randint(0, 2)
+    )
     code.blank()
     code.add(1, "def __init__(self, name: str = " + ctx.s("timer") + ") -> None:")
     code.add(2, "self.name = name")
@@ -1150,7 +1550,12 @@ def util_registry(ctx: FileContext) -> Code:
     name = ctx.class_name(["Registry"])
     code = Code()
     code.add(0, "class " + name + ":")
-    ctx.docstring(code, 1, "Map names used in config files to the objects implementing them.", paragraphs=rng.randint(1, 2))
+    ctx.docstring(
+        code,
+        1,
+        "Map names used in config files to the objects implementing them.",
+        paragraphs=rng.randint(1, 2),
+    )
     code.blank()
     code.add(1, "def __init__(self, scope: str) -> None:")
     code.add(2, "self.scope = scope")
@@ -1160,7 +1565,9 @@ def util_registry(ctx: FileContext) -> Code:
     code.add(2, "def decorator(obj):")
     code.add(3, "key = name or obj.__name__")
     code.add(3, "if key in self._entries:")
-    code.add(4, "raise KeyError(f" + ctx.quote + "{key} is already registered in {self.scope}" + ctx.quote + ")")
+    code.add(
+        4, "raise KeyError(f" + ctx.quote + "{key} is already registered in {self.scope}" + ctx.quote + ")"
+    )
     code.add(3, "self._entries[key] = obj")
     code.add(3, "return obj")
     code.add(2, "return decorator")
@@ -1170,7 +1577,14 @@ def util_registry(ctx: FileContext) -> Code:
     code.add(3, "return self._entries[name]")
     code.add(2, "except KeyError:")
     code.add(3, "known = " + ctx.s(", ") + ".join(sorted(self._entries))")
-    code.add(3, "raise KeyError(f" + ctx.quote + "{name!r} not found in {self.scope}; known: {known}" + ctx.quote + ") from None")
+    code.add(
+        3,
+        "raise KeyError(f"
+        + ctx.quote
+        + "{name!r} not found in {self.scope}; known: {known}"
+        + ctx.quote
+        + ") from None",
+    )
     code.blank()
     code.add(1, "def __contains__(self, name: str) -> bool:")
     code.add(2, "return name in self._entries")
@@ -1204,8 +1618,14 @@ def build_util_file(ctx: FileContext, module_title: str, target: int) -> Tuple[C
     code.add(0, "import time")
     code.add(0, "from pathlib import Path")
     code.add(0, "from typing import Any, Dict, List, Optional, Sequence")
-    makers = [(1.0, util_logger), (1.0, util_config), (1.0, util_paths), (1.0, util_timer),
-              (1.0, util_registry), (1.0, util_format)]
+    makers = [
+        (1.0, util_logger),
+        (1.0, util_config),
+        (1.0, util_paths),
+        (1.0, util_timer),
+        (1.0, util_registry),
+        (1.0, util_format),
+    ]
     fill_to_target(ctx, code, target, makers)
     finish_with_padding(ctx, code, target)
     return code, ctx.other_classes + ctx.functions
@@ -1214,6 +1634,7 @@ def build_util_file(ctx: FileContext, module_title: str, target: int) -> Tuple[C
 # --------------------------------------------------------------------------
 # Train / eval templates (the CUDA-heavy minority)
 # --------------------------------------------------------------------------
+
 
 class TrainStyle:
     """Random choices that shape one train/eval script."""
@@ -1227,8 +1648,12 @@ class TrainStyle:
         self.cudnn = rng.random() < 0.5
 
 
-def train_imports(ctx: FileContext, style: TrainStyle, model_import: Optional[Tuple[str, str]],
-                  data_import: Optional[Tuple[str, str]]) -> Code:
+def train_imports(
+    ctx: FileContext,
+    style: TrainStyle,
+    model_import: Optional[Tuple[str, str]],
+    data_import: Optional[Tuple[str, str]],
+) -> Code:
     code = Code()
     for module in ["argparse", "logging", "math", "os", "random", "time"]:
         code.add(0, "import " + module)
@@ -1262,38 +1687,140 @@ def train_parse_args(ctx: FileContext, style: TrainStyle) -> Code:
     q = ctx.s
     code = Code()
     code.add(0, "def parse_args() -> argparse.Namespace:")
-    ctx.docstring(code, 1, "Command line options; defaults reproduce the reference recipe.", paragraphs=rng.randint(0, 1))
-    code.add(1, "parser = argparse.ArgumentParser(description=" + q(rng.choice(ARCHS) + " " + ("evaluation" if style.is_eval else "training")) + ")")
-    code.add(1, "parser.add_argument(" + q("--data") + ", type=str, default=" + q("./data") + ", help=" + q("dataset root") + ")")
-    code.add(1, "parser.add_argument(" + q("--epochs") + ", type=int, default=" + str(rng.choice([90, 100, 120, 300])) + ")")
-    code.add(1, "parser.add_argument(" + q("-b") + ", " + q("--batch-size") + ", type=int, default=" + str(rng.choice([32, 64, 128, 256])) + ",")
+    ctx.docstring(
+        code,
+        1,
+        "Command line options; defaults reproduce the reference recipe.",
+        paragraphs=rng.randint(0, 1),
+    )
+    code.add(
+        1,
+        "parser = argparse.ArgumentParser(description="
+        + q(rng.choice(ARCHS) + " " + ("evaluation" if style.is_eval else "training"))
+        + ")",
+    )
+    code.add(
+        1,
+        "parser.add_argument("
+        + q("--data")
+        + ", type=str, default="
+        + q("./data")
+        + ", help="
+        + q("dataset root")
+        + ")",
+    )
+    code.add(
+        1,
+        "parser.add_argument("
+        + q("--epochs")
+        + ", type=int, default="
+        + str(rng.choice([90, 100, 120, 300]))
+        + ")",
+    )
+    code.add(
+        1,
+        "parser.add_argument("
+        + q("-b")
+        + ", "
+        + q("--batch-size")
+        + ", type=int, default="
+        + str(rng.choice([32, 64, 128, 256]))
+        + ",",
+    )
     code.add(1, "                    help=" + q("mini-batch size per GPU") + ")")
-    code.add(1, "parser.add_argument(" + q("--lr") + ", type=float, default=" + str(rng.choice([0.1, 0.01, 0.001, 5e-4])) + ")")
-    code.add(1, "parser.add_argument(" + q("--workers") + ", type=int, default=" + str(rng.choice([4, 8, 16])) + ")")
+    code.add(
+        1,
+        "parser.add_argument("
+        + q("--lr")
+        + ", type=float, default="
+        + str(rng.choice([0.1, 0.01, 0.001, 5e-4]))
+        + ")",
+    )
+    code.add(
+        1,
+        "parser.add_argument(" + q("--workers") + ", type=int, default=" + str(rng.choice([4, 8, 16])) + ")",
+    )
     code.add(1, "parser.add_argument(" + q("--device") + ", type=str, default=" + q("cuda") + ",")
     code.add(1, "                    help=" + q("device to use, e.g. cuda, cuda:1 or cpu") + ")")
-    code.add(1, "parser.add_argument(" + q("--gpu") + ", type=int, default=None, help=" + q("GPU id to use") + ")")
+    code.add(
+        1, "parser.add_argument(" + q("--gpu") + ", type=int, default=None, help=" + q("GPU id to use") + ")"
+    )
     code.add(1, "parser.add_argument(" + q("--gpus") + ", type=str, default=None,")
-    code.add(1, "                    help=" + q("comma separated list exported as CUDA_VISIBLE_DEVICES") + ")")
-    code.add(1, "parser.add_argument(" + q("--local_rank") + ", type=int, default=int(os.environ.get(" + q("LOCAL_RANK") + ", 0)))")
+    code.add(
+        1, "                    help=" + q("comma separated list exported as CUDA_VISIBLE_DEVICES") + ")"
+    )
+    code.add(
+        1,
+        "parser.add_argument("
+        + q("--local_rank")
+        + ", type=int, default=int(os.environ.get("
+        + q("LOCAL_RANK")
+        + ", 0)))",
+    )
     code.add(1, "parser.add_argument(" + q("--world-size") + ", type=int, default=1)")
     code.add(1, "parser.add_argument(" + q("--rank") + ", type=int, default=0)")
-    code.add(1, "parser.add_argument(" + q("--dist-url") + ", type=str, default=" + q("tcp://127.0.0.1:23456") + ")")
-    code.add(1, "parser.add_argument(" + q("--amp") + ", action=" + q("store_true") + ", help=" + q("use torch.cuda.amp mixed precision") + ")")
+    code.add(
+        1,
+        "parser.add_argument(" + q("--dist-url") + ", type=str, default=" + q("tcp://127.0.0.1:23456") + ")",
+    )
+    code.add(
+        1,
+        "parser.add_argument("
+        + q("--amp")
+        + ", action="
+        + q("store_true")
+        + ", help="
+        + q("use torch.cuda.amp mixed precision")
+        + ")",
+    )
     code.add(1, "parser.add_argument(" + q("--resume") + ", type=str, default=" + q("") + ")")
     code.add(1, "parser.add_argument(" + q("--output-dir") + ", type=str, default=" + q("./work_dirs") + ")")
-    code.add(1, "parser.add_argument(" + q("--print-freq") + ", type=int, default=" + str(rng.choice([10, 20, 50, 100])) + ")")
-    code.add(1, "parser.add_argument(" + q("--seed") + ", type=int, default=" + str(rng.choice([0, 42, 3407])) + ")")
+    code.add(
+        1,
+        "parser.add_argument("
+        + q("--print-freq")
+        + ", type=int, default="
+        + str(rng.choice([10, 20, 50, 100]))
+        + ")",
+    )
+    code.add(
+        1,
+        "parser.add_argument(" + q("--seed") + ", type=int, default=" + str(rng.choice([0, 42, 3407])) + ")",
+    )
     for _ in range(rng.randint(0, 8)):
-        opt = rng.choice(["--weight-decay", "--momentum", "--warmup-epochs", "--label-smoothing", "--clip-grad",
-                          "--drop-path", "--ema-decay", "--image-size", "--num-classes", "--accum-steps"])
+        opt = rng.choice(
+            [
+                "--weight-decay",
+                "--momentum",
+                "--warmup-epochs",
+                "--label-smoothing",
+                "--clip-grad",
+                "--drop-path",
+                "--ema-decay",
+                "--image-size",
+                "--num-classes",
+                "--accum-steps",
+            ]
+        )
         if opt in "\n".join(code.lines):
             continue
-        default = {"--image-size": "224", "--num-classes": "1000", "--warmup-epochs": "5", "--accum-steps": "1"}.get(opt)
+        default = {
+            "--image-size": "224",
+            "--num-classes": "1000",
+            "--warmup-epochs": "5",
+            "--accum-steps": "1",
+        }.get(opt)
         if default is not None:
             code.add(1, "parser.add_argument(" + q(opt) + ", type=int, default=" + default + ")")
         else:
-            code.add(1, "parser.add_argument(" + q(opt) + ", type=float, default=" + str(rng.choice([0.0, 0.1, 0.9, 1e-4, 0.9999])) + ")")
+            code.add(
+                1,
+                "parser.add_argument("
+                + q(opt)
+                + ", type=float, default="
+                + str(rng.choice([0.0, 0.1, 0.9, 1e-4, 0.9999]))
+                + ")",
+            )
     code.add(1, "return parser.parse_args()")
     return code
 
@@ -1302,7 +1829,9 @@ def train_set_seed(ctx: FileContext, style: TrainStyle) -> Code:
     T = style.torch
     code = Code()
     code.add(0, "def set_seed(seed: int, deterministic: bool = False) -> None:")
-    ctx.docstring(code, 1, "Seed python, numpy and torch (CPU and all GPUs).", paragraphs=ctx.rng.randint(0, 1))
+    ctx.docstring(
+        code, 1, "Seed python, numpy and torch (CPU and all GPUs).", paragraphs=ctx.rng.randint(0, 1)
+    )
     code.add(1, "random.seed(seed)")
     code.add(1, "np.random.seed(seed)")
     code.add(1, T + ".manual_seed(seed)")
@@ -1322,8 +1851,13 @@ def train_setup_device(ctx: FileContext, style: TrainStyle) -> Code:
     code = Code()
     if style.launch == "torchrun":
         code.add(0, "def setup_distributed(args: argparse.Namespace):")
-        ctx.docstring(code, 1, "Initialise NCCL from torchrun environment variables.", paragraphs=ctx.rng.randint(1, 2),
-                      returns="The ``torch.device`` this process should use.")
+        ctx.docstring(
+            code,
+            1,
+            "Initialise NCCL from torchrun environment variables.",
+            paragraphs=ctx.rng.randint(1, 2),
+            returns="The ``torch.device`` this process should use.",
+        )
         code.add(1, "if args.gpus is not None:")
         code.add(2, "os.environ[" + q("CUDA_VISIBLE_DEVICES") + "] = args.gpus")
         code.add(1, "local_rank = int(os.environ.get(" + q("LOCAL_RANK") + ", args.local_rank))")
@@ -1342,12 +1876,19 @@ def train_setup_device(ctx: FileContext, style: TrainStyle) -> Code:
         code.add(1, "else:")
         code.add(2, "logger.warning(" + q("CUDA is not available, falling back to the CPU") + ")")
         code.add(2, "device = " + T + ".device(" + q("cpu") + ")")
-        code.add(1, "logger.info(" + q("rank %d uses device %s (%d CUDA devices visible)") + ", args.rank, device,")
+        code.add(
+            1, "logger.info(" + q("rank %d uses device %s (%d CUDA devices visible)") + ", args.rank, device,"
+        )
         code.add(1, "            " + T + ".cuda.device_count())")
         code.add(1, "return device")
     elif style.launch == "spawn":
         code.add(0, "def setup_worker(gpu: int, ngpus_per_node: int, args: argparse.Namespace):")
-        ctx.docstring(code, 1, "Per-process initialisation for mp.spawn based launching.", paragraphs=ctx.rng.randint(1, 2))
+        ctx.docstring(
+            code,
+            1,
+            "Per-process initialisation for mp.spawn based launching.",
+            paragraphs=ctx.rng.randint(1, 2),
+        )
         code.add(1, "args.gpu = gpu")
         code.add(1, "if args.gpu is not None:")
         code.add(2, "print(f" + ctx.quote + "=> Use GPU: {args.gpu} for training" + ctx.quote + ")")
@@ -1359,20 +1900,35 @@ def train_setup_device(ctx: FileContext, style: TrainStyle) -> Code:
         code.add(2, T + ".cuda.set_device(args.gpu)")
         code.add(2, "device = " + T + ".device(f" + ctx.quote + "cuda:{args.gpu}" + ctx.quote + ")")
         code.add(1, "elif " + T + ".cuda.is_available():")
-        code.add(2, "device = " + T + ".device(f" + ctx.quote + "cuda:{args.rank % ngpus_per_node}" + ctx.quote + ")")
+        code.add(
+            2,
+            "device = " + T + ".device(f" + ctx.quote + "cuda:{args.rank % ngpus_per_node}" + ctx.quote + ")",
+        )
         code.add(1, "else:")
         code.add(2, "device = " + T + ".device(" + q("cpu") + ")")
         code.add(1, "return device")
     else:
         code.add(0, "def select_device(args: argparse.Namespace):")
-        ctx.docstring(code, 1, "Pick the training device, honouring --gpus and --device.", paragraphs=ctx.rng.randint(1, 2))
+        ctx.docstring(
+            code,
+            1,
+            "Pick the training device, honouring --gpus and --device.",
+            paragraphs=ctx.rng.randint(1, 2),
+        )
         code.add(1, "if args.gpus:")
         code.add(2, "os.environ[" + q("CUDA_VISIBLE_DEVICES") + "] = args.gpus")
         code.add(1, "args.distributed = False")
         code.add(1, "use_cuda = " + T + ".cuda.is_available() and args.device.startswith(" + q("cuda") + ")")
         code.add(1, "device = " + T + ".device(args.device if use_cuda else " + q("cpu") + ")")
         code.add(1, "if use_cuda:")
-        code.add(2, "logger.info(" + q("Training on CUDA device %s: %s") + ", device, " + T + ".cuda.get_device_name(device))")
+        code.add(
+            2,
+            "logger.info("
+            + q("Training on CUDA device %s: %s")
+            + ", device, "
+            + T
+            + ".cuda.get_device_name(device))",
+        )
         code.add(1, "return device")
     return code
 
@@ -1381,7 +1937,9 @@ def train_build_model(ctx: FileContext, style: TrainStyle, net: str) -> Code:
     T = style.torch
     code = Code()
     code.add(0, "def build_model(args: argparse.Namespace, device) -> nn.Module:")
-    ctx.docstring(code, 1, "Instantiate the network and move it to the right device.", paragraphs=ctx.rng.randint(0, 2))
+    ctx.docstring(
+        code, 1, "Instantiate the network and move it to the right device.", paragraphs=ctx.rng.randint(0, 2)
+    )
     code.add(1, "model = " + net + "(num_classes=getattr(args, " + ctx.s("num_classes") + ", 1000))")
     if style.launch == "spawn":
         code.add(1, "if args.gpu is not None:")
@@ -1413,11 +1971,15 @@ def to_device_lines(ctx: FileContext, style: TrainStyle, names: Sequence[str]) -
     lines = []
     for name in names:
         if style.launch == "spawn":
-            variant = ctx.rng.choice(["{0} = {0}.cuda(args.gpu, non_blocking=True)", "{0} = {0}.to(args.gpu, non_blocking=True)"])
+            variant = ctx.rng.choice(
+                ["{0} = {0}.cuda(args.gpu, non_blocking=True)", "{0} = {0}.to(args.gpu, non_blocking=True)"]
+            )
         elif style.launch == "torchrun":
             variant = ctx.rng.choice(["{0} = {0}.to(device, non_blocking=True)", "{0} = {0}.to(device)"])
         else:
-            variant = ctx.rng.choice(["{0} = {0}.cuda()", "{0} = {0}.to(device)", "{0} = {0}.cuda(non_blocking=True)"])
+            variant = ctx.rng.choice(
+                ["{0} = {0}.cuda()", "{0} = {0}.to(device)", "{0} = {0}.cuda(non_blocking=True)"]
+            )
         lines.append(variant.format(name))
     return lines
 
@@ -1426,8 +1988,12 @@ def autocast_line(ctx: FileContext, style: TrainStyle) -> Optional[str]:
     if style.amp == "from_import":
         return "with autocast(enabled=args.amp):"
     if style.amp == "qualified":
-        return ctx.rng.choice(["with " + style.torch + ".cuda.amp.autocast(enabled=args.amp):",
-                               "with " + style.torch + ".cuda.amp.autocast():"])
+        return ctx.rng.choice(
+            [
+                "with " + style.torch + ".cuda.amp.autocast(enabled=args.amp):",
+                "with " + style.torch + ".cuda.amp.autocast():",
+            ]
+        )
     return None
 
 
@@ -1437,7 +2003,9 @@ def train_one_epoch(ctx: FileContext, style: TrainStyle) -> Code:
     code = Code()
     code.add(0, "def train_one_epoch(model, loader, criterion, optimizer, scaler, epoch: int, device,")
     code.add(0, "                    args: argparse.Namespace) -> float:")
-    ctx.docstring(code, 1, "Run one training epoch and return the average loss.", paragraphs=ctx.rng.randint(1, 2))
+    ctx.docstring(
+        code, 1, "Run one training epoch and return the average loss.", paragraphs=ctx.rng.randint(1, 2)
+    )
     code.add(1, "model.train()")
     code.add(1, "total_loss = 0.0")
     code.add(1, "start = time.time()")
@@ -1464,7 +2032,9 @@ def train_one_epoch(ctx: FileContext, style: TrainStyle) -> Code:
     code.add(2, "if step % args.print_freq == 0:")
     code.add(3, T + ".cuda.synchronize()")
     code.add(3, "elapsed = time.time() - start")
-    code.add(3, "mem = " + T + ".cuda.max_memory_allocated() / 1024 ** 2 if " + T + ".cuda.is_available() else 0.0")
+    code.add(
+        3, "mem = " + T + ".cuda.max_memory_allocated() / 1024 ** 2 if " + T + ".cuda.is_available() else 0.0"
+    )
     code.add(3, "logger.info(" + q("epoch %d step %d/%d loss %.4f time %.1fs cuda mem %.0f MiB") + ",")
     code.add(3, "            epoch, step, len(loader), loss.item(), elapsed, mem)")
     code.add(1, "return total_loss / max(len(loader), 1)")
@@ -1503,27 +2073,50 @@ def train_checkpoint_helpers(ctx: FileContext, style: TrainStyle) -> Code:
     q = ctx.s
     code = Code()
     code.add(0, "def save_checkpoint(state: dict, output_dir: str, is_best: bool = False) -> None:")
-    ctx.docstring(code, 1, "Write ``state`` to disk; only rank 0 should call this.", paragraphs=ctx.rng.randint(0, 1))
+    ctx.docstring(
+        code, 1, "Write ``state`` to disk; only rank 0 should call this.", paragraphs=ctx.rng.randint(0, 1)
+    )
     code.add(1, "os.makedirs(output_dir, exist_ok=True)")
     code.add(1, "path = os.path.join(output_dir, " + q("checkpoint.pth") + ")")
     code.add(1, T + ".save(state, path)")
     code.add(1, "if is_best:")
     code.add(2, T + ".save(state, os.path.join(output_dir, " + q("model_best.pth") + "))")
     code.blank(2)
-    code.add(0, "def load_checkpoint(path: str, model: nn.Module, args: argparse.Namespace, optimizer=None) -> int:")
-    ctx.docstring(code, 1, "Restore model (and optimizer) state, returning the epoch to resume from.",
-                  paragraphs=ctx.rng.randint(0, 2))
+    code.add(
+        0,
+        "def load_checkpoint(path: str, model: nn.Module, args: argparse.Namespace, optimizer=None) -> int:",
+    )
+    ctx.docstring(
+        code,
+        1,
+        "Restore model (and optimizer) state, returning the epoch to resume from.",
+        paragraphs=ctx.rng.randint(0, 2),
+    )
     code.add(1, "if not os.path.isfile(path):")
     code.add(2, "raise FileNotFoundError(path)")
     if style.map_location == "cuda0":
         code.add(1, "checkpoint = " + T + ".load(path, map_location=" + q("cuda:0") + ")")
     elif style.map_location == "fstring":
-        code.add(1, "checkpoint = " + T + ".load(path, map_location=f" + ctx.quote + "cuda:{args.local_rank}" + ctx.quote + ")")
+        code.add(
+            1,
+            "checkpoint = "
+            + T
+            + ".load(path, map_location=f"
+            + ctx.quote
+            + "cuda:{args.local_rank}"
+            + ctx.quote
+            + ")",
+        )
     elif style.map_location == "format":
         code.add(1, "loc = " + q("cuda:{}") + ".format(args.gpu if args.gpu is not None else 0)")
         code.add(1, "checkpoint = " + T + ".load(path, map_location=loc)")
     else:
-        code.add(1, "checkpoint = " + T + ".load(path, map_location=lambda storage, loc: storage.cuda(args.local_rank))")
+        code.add(
+            1,
+            "checkpoint = "
+            + T
+            + ".load(path, map_location=lambda storage, loc: storage.cuda(args.local_rank))",
+        )
     code.add(1, "state = checkpoint.get(" + q("state_dict") + ", checkpoint)")
     code.add(1, "target = model.module if hasattr(model, " + q("module") + ") else model")
     code.add(1, "target.load_state_dict(state)")
@@ -1538,9 +2131,13 @@ def train_throughput(ctx: FileContext, style: TrainStyle) -> Code:
     T = style.torch
     code = Code()
     code.add(0, "@" + T + ".no_grad()")
-    code.add(0, "def measure_throughput(model: nn.Module, device, batch_size: int = 64, image_size: int = 224,")
+    code.add(
+        0, "def measure_throughput(model: nn.Module, device, batch_size: int = 64, image_size: int = 224,"
+    )
     code.add(0, "                       steps: int = 50) -> float:")
-    ctx.docstring(code, 1, "Images per second for inference, timed with CUDA events.", paragraphs=ctx.rng.randint(1, 2))
+    ctx.docstring(
+        code, 1, "Images per second for inference, timed with CUDA events.", paragraphs=ctx.rng.randint(1, 2)
+    )
     code.add(1, "model.eval()")
     code.add(1, "dummy = " + T + ".randn(batch_size, 3, image_size, image_size, device=device)")
     code.add(1, "for _ in range(10):")
@@ -1562,7 +2159,9 @@ def train_meter_and_lr(ctx: FileContext, style: TrainStyle) -> Code:
     code = Code()
     name = ctx.class_name(["Meter"])
     code.add(0, "class " + name + ":")
-    ctx.docstring(code, 1, "Computes and stores the average and current value.", paragraphs=ctx.rng.randint(0, 2))
+    ctx.docstring(
+        code, 1, "Computes and stores the average and current value.", paragraphs=ctx.rng.randint(0, 2)
+    )
     code.blank()
     code.add(1, "def __init__(self, name: str, fmt: str = " + ctx.s(":f") + ") -> None:")
     code.add(2, "self.name = name")
@@ -1607,7 +2206,9 @@ def train_main(ctx: FileContext, style: TrainStyle, dataset: str) -> Code:
     code.add(1, "set_seed(args.seed)")
     code.add(1, "model = build_model(args, device)")
     code.add(1, "criterion = nn.CrossEntropyLoss().to(device)")
-    code.add(1, "optimizer = " + T + ".optim.SGD(model.parameters(), lr=args.lr, momentum=0.9, weight_decay=1e-4)")
+    code.add(
+        1, "optimizer = " + T + ".optim.SGD(model.parameters(), lr=args.lr, momentum=0.9, weight_decay=1e-4)"
+    )
     if style.amp == "from_import":
         code.add(1, "scaler = GradScaler(enabled=args.amp)")
     elif style.amp == "qualified":
@@ -1618,7 +2219,10 @@ def train_main(ctx: FileContext, style: TrainStyle, dataset: str) -> Code:
     code.add(1, "val_set = " + dataset + "(args.data, split=" + q("val") + ")")
     code.add(1, "sampler = DistributedSampler(train_set) if args.distributed else None")
     code.add(1, "train_loader = DataLoader(train_set, batch_size=args.batch_size, shuffle=sampler is None,")
-    code.add(1, "                          sampler=sampler, num_workers=args.workers, pin_memory=True, drop_last=True)")
+    code.add(
+        1,
+        "                          sampler=sampler, num_workers=args.workers, pin_memory=True, drop_last=True)",
+    )
     code.add(1, "val_loader = DataLoader(val_set, batch_size=args.batch_size, shuffle=False,")
     code.add(1, "                        num_workers=args.workers, pin_memory=True)")
     code.add(1, "start_epoch = 0")
@@ -1628,19 +2232,43 @@ def train_main(ctx: FileContext, style: TrainStyle, dataset: str) -> Code:
         code.add(1, "acc = evaluate(model, val_loader, device, args)")
         code.add(1, "logger.info(" + q("top-1 accuracy %.2f") + ", acc)")
         code.add(1, "if " + T + ".cuda.is_available():")
-        code.add(2, "logger.info(" + q("throughput %.1f img/s on %s") + ", measure_throughput(model, device), " + T + ".cuda.get_device_name())")
+        code.add(
+            2,
+            "logger.info("
+            + q("throughput %.1f img/s on %s")
+            + ", measure_throughput(model, device), "
+            + T
+            + ".cuda.get_device_name())",
+        )
     else:
         code.add(1, "best_acc = 0.0")
         code.add(1, "for epoch in range(start_epoch, args.epochs):")
         code.add(2, "if sampler is not None:")
         code.add(3, "sampler.set_epoch(epoch)")
-        code.add(2, "train_loss = train_one_epoch(model, train_loader, criterion, optimizer, scaler, epoch, device, args)")
+        code.add(
+            2,
+            "train_loss = train_one_epoch(model, train_loader, criterion, optimizer, scaler, epoch, device, args)",
+        )
         code.add(2, "acc = evaluate(model, val_loader, device, args)")
         code.add(2, "is_best = acc > best_acc")
         code.add(2, "best_acc = max(acc, best_acc)")
-        code.add(2, "logger.info(" + q("epoch %d: loss %.4f acc %.2f (best %.2f)") + ", epoch, train_loss, acc, best_acc)")
+        code.add(
+            2,
+            "logger.info("
+            + q("epoch %d: loss %.4f acc %.2f (best %.2f)")
+            + ", epoch, train_loss, acc, best_acc)",
+        )
         code.add(2, "if not args.distributed or dist.get_rank() == 0:")
-        code.add(3, "state = {" + q("epoch") + ": epoch + 1, " + q("state_dict") + ": model.state_dict(), " + q("optimizer") + ": optimizer.state_dict()}")
+        code.add(
+            3,
+            "state = {"
+            + q("epoch")
+            + ": epoch + 1, "
+            + q("state_dict")
+            + ": model.state_dict(), "
+            + q("optimizer")
+            + ": optimizer.state_dict()}",
+        )
         code.add(3, "save_checkpoint(state, args.output_dir, is_best)")
         ctx.comment(code, 2, 0.7, 2)
         code.add(2, T + ".cuda.empty_cache()")
@@ -1662,9 +2290,14 @@ def train_main(ctx: FileContext, style: TrainStyle, dataset: str) -> Code:
     return code
 
 
-def build_train_file(ctx: FileContext, module_title: str, target: int, is_eval: bool,
-                     model_import: Optional[Tuple[str, str]],
-                     data_import: Optional[Tuple[str, str]]) -> Tuple[Code, List[str]]:
+def build_train_file(
+    ctx: FileContext,
+    module_title: str,
+    target: int,
+    is_eval: bool,
+    model_import: Optional[Tuple[str, str]],
+    data_import: Optional[Tuple[str, str]],
+) -> Tuple[Code, List[str]]:
     rng = ctx.rng
     style = TrainStyle(rng, is_eval)
     code = file_header(ctx, module_title, shebang=rng.random() < 0.6)
@@ -1672,9 +2305,13 @@ def build_train_file(ctx: FileContext, module_title: str, target: int, is_eval: 
     if rng.random() < 0.5:
         code.blank()
         code.extend(wrap(prose(rng, TRAIN_SENTENCES, rng.randint(1, 3)), "# "))
-    parts = [train_parse_args(ctx, style), train_set_seed(ctx, style), train_setup_device(ctx, style),
-             train_build_model(ctx, style, model_import[1] if model_import else "nn.Identity"),
-             train_checkpoint_helpers(ctx, style)]
+    parts = [
+        train_parse_args(ctx, style),
+        train_set_seed(ctx, style),
+        train_setup_device(ctx, style),
+        train_build_model(ctx, style, model_import[1] if model_import else "nn.Identity"),
+        train_checkpoint_helpers(ctx, style),
+    ]
     if not is_eval:
         parts.append(train_one_epoch(ctx, style))
     parts.append(train_evaluate(ctx, style))
@@ -1721,12 +2358,17 @@ def build_trainer_class_file(ctx: FileContext, module_title: str, target: int) -
     code.add(0, "logger = logging.getLogger(__name__)")
     code.blank(2)
     code.add(0, "class " + name + ":")
-    ctx.docstring(code, 1, "Owns the model, optimizer and device placement for a training run.",
-                  paragraphs=rng.randint(1, 3), args=[
-                      ("model", "The network to train; moved to the local GPU."),
-                      ("optimizer", "Optimizer over ``model.parameters()``."),
-                      ("cfg", "Plain dict with the training options."),
-                  ])
+    ctx.docstring(
+        code,
+        1,
+        "Owns the model, optimizer and device placement for a training run.",
+        paragraphs=rng.randint(1, 3),
+        args=[
+            ("model", "The network to train; moved to the local GPU."),
+            ("optimizer", "Optimizer over ``model.parameters()``."),
+            ("cfg", "Plain dict with the training options."),
+        ],
+    )
     code.blank()
     code.add(1, "def __init__(self, model: nn.Module, optimizer, cfg: Dict[str, Any]) -> None:")
     code.add(2, "self.cfg = cfg")
@@ -1750,7 +2392,9 @@ def build_trainer_class_file(ctx: FileContext, module_title: str, target: int) -
     code.add(2, "self.step = 0")
     code.blank()
     code.add(1, "def train_step(self, batch) -> float:")
-    ctx.docstring(code, 2, "One optimisation step on ``batch`` = (inputs, targets).", paragraphs=rng.randint(0, 2))
+    ctx.docstring(
+        code, 2, "One optimisation step on ``batch`` = (inputs, targets).", paragraphs=rng.randint(0, 2)
+    )
     code.add(2, "inputs, targets = batch")
     code.add(2, "inputs = inputs.cuda(self.local_rank, non_blocking=True)")
     code.add(2, "targets = targets.to(self.device, non_blocking=True)")
@@ -1772,7 +2416,12 @@ def build_trainer_class_file(ctx: FileContext, module_title: str, target: int) -
     code.add(2, T + ".cuda.synchronize(self.device)")
     code.add(2, "allocated = " + T + ".cuda.memory_allocated(self.device) / 2 ** 20")
     code.add(2, "reserved = " + T + ".cuda.memory_reserved(self.device) / 2 ** 20")
-    code.add(2, "logger.info(" + q("step %d: cuda allocated %.0f MiB, reserved %.0f MiB") + ", self.step, allocated, reserved)")
+    code.add(
+        2,
+        "logger.info("
+        + q("step %d: cuda allocated %.0f MiB, reserved %.0f MiB")
+        + ", self.step, allocated, reserved)",
+    )
     code.blank()
     code.add(1, "def save(self, path: str) -> None:")
     code.add(2, "if self.distributed and dist.get_rank() != 0:")
@@ -1781,7 +2430,16 @@ def build_trainer_class_file(ctx: FileContext, module_title: str, target: int) -
     code.add(2, T + ".save({" + q("model") + ": model.state_dict(), " + q("step") + ": self.step}, path)")
     code.blank()
     code.add(1, "def load(self, path: str) -> None:")
-    code.add(2, "state = " + T + ".load(path, map_location=f" + ctx.quote + "cuda:{self.local_rank}" + ctx.quote + ")")
+    code.add(
+        2,
+        "state = "
+        + T
+        + ".load(path, map_location=f"
+        + ctx.quote
+        + "cuda:{self.local_rank}"
+        + ctx.quote
+        + ")",
+    )
     code.add(2, "model = self.model.module if self.distributed else self.model")
     code.add(2, "model.load_state_dict(state[" + q("model") + "])")
     code.add(2, "self.step = state.get(" + q("step") + ", 0)")
@@ -1797,6 +2455,7 @@ def build_trainer_class_file(ctx: FileContext, module_title: str, target: int) -
 # Layout and post-processing
 # --------------------------------------------------------------------------
 
+
 def sample_target_lines(rng: random.Random) -> int:
     value = rng.lognormvariate(math.log(MEDIAN_LINES), LINES_SIGMA)
     return int(min(MAX_LINES, max(MIN_LINES, value)))
@@ -1810,14 +2469,15 @@ def choose_packages(rng: random.Random, project: str, n_files: int) -> List[Tupl
     counts["model"] += remaining - sum(counts.values())
     packages = [(project, "root")]
     for kind in ["model", "data", "util", "train"]:
-        for rel in PACKAGE_LAYOUT[kind][:counts[kind]]:
+        for rel in PACKAGE_LAYOUT[kind][: counts[kind]]:
             path = rel[1:] if rel.startswith("/") else project + "/" + rel
             packages.append((path, kind))
     return packages
 
 
-def unique_module_name(rng: random.Random, words: Sequence[str], taken: Dict[str, bool],
-                       suffixes: Sequence[str] = FILE_SUFFIXES) -> str:
+def unique_module_name(
+    rng: random.Random, words: Sequence[str], taken: Dict[str, bool], suffixes: Sequence[str] = FILE_SUFFIXES
+) -> str:
     for _ in range(50):
         name = rng.choice(words) + rng.choice(suffixes)
         if name not in taken:
@@ -1867,10 +2527,20 @@ def dotted(path: str) -> str:
 def title_for(rng: random.Random, kind: str, module: str) -> str:
     words = module.replace("_", " ")
     options = {
-        "model": ["{} building blocks", "{} model definitions", "Layers used by the {} family", "{} architecture"],
+        "model": [
+            "{} building blocks",
+            "{} model definitions",
+            "Layers used by the {} family",
+            "{} architecture",
+        ],
         "data": ["{} dataset and transforms", "Data loading for {}", "{} input pipeline"],
         "util": ["{} helpers", "Utilities: {}", "Small {} utilities shared by the tools"],
-        "train": ["{} entry point", "Training script ({})", "Distributed {} recipe", "{} for image classification"],
+        "train": [
+            "{} entry point",
+            "Training script ({})",
+            "Distributed {} recipe",
+            "{} for image classification",
+        ],
     }[kind]
     text = rng.choice(options).format(words)
     return text[0].upper() + text[1:]
@@ -1880,53 +2550,98 @@ def title_for(rng: random.Random, kind: str, module: str) -> str:
 # Non-Python files
 # --------------------------------------------------------------------------
 
+
 def make_shell_script(rng: random.Random, project: str, train_scripts: Sequence[str], index: int) -> str:
     script = rng.choice(train_scripts) if train_scripts else "tools/train.py"
     gpus = rng.choice([2, 4, 8])
     devices = ",".join(str(i) for i in range(gpus))
-    config = "configs/" + rng.choice(["resnet50", "vit_base", "convnext_tiny", "swin_t", "mobilenet_v2"]) + ".yaml"
-    lines = ["#!/usr/bin/env bash", "# Launch script #%d for %s; edit GPUS to match your machine." % (index, project),
-             "set -euo pipefail", "", "GPUS=${GPUS:-%d}" % gpus, "PORT=${PORT:-%d}" % rng.randint(20000, 30000),
-             "export CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-%s}" % devices,
-             "export NCCL_DEBUG=${NCCL_DEBUG:-WARN}", "", "nvidia-smi --query-gpu=name,memory.total --format=csv", ""]
+    config = (
+        "configs/" + rng.choice(["resnet50", "vit_base", "convnext_tiny", "swin_t", "mobilenet_v2"]) + ".yaml"
+    )
+    lines = [
+        "#!/usr/bin/env bash",
+        "# Launch script #%d for %s; edit GPUS to match your machine." % (index, project),
+        "set -euo pipefail",
+        "",
+        "GPUS=${GPUS:-%d}" % gpus,
+        "PORT=${PORT:-%d}" % rng.randint(20000, 30000),
+        "export CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-%s}" % devices,
+        "export NCCL_DEBUG=${NCCL_DEBUG:-WARN}",
+        "",
+        "nvidia-smi --query-gpu=name,memory.total --format=csv",
+        "",
+    ]
     style = rng.choice(["torchrun", "launch", "single"])
     if style == "torchrun":
-        lines += ["torchrun --nproc_per_node=$GPUS --master_port=$PORT \\", "    %s --config %s --amp \"$@\"" % (script, config)]
+        lines += [
+            "torchrun --nproc_per_node=$GPUS --master_port=$PORT \\",
+            '    %s --config %s --amp "$@"' % (script, config),
+        ]
     elif style == "launch":
-        lines += ["python -m torch.distributed.launch --nproc_per_node=$GPUS --master_port=$PORT \\",
-                  "    %s --config %s --device cuda \"$@\"" % (script, config)]
+        lines += [
+            "python -m torch.distributed.launch --nproc_per_node=$GPUS --master_port=$PORT \\",
+            '    %s --config %s --device cuda "$@"' % (script, config),
+        ]
     else:
-        lines += ["CUDA_VISIBLE_DEVICES=0 python %s --config %s --gpu 0 \"$@\"" % (script, config)]
+        lines += ['CUDA_VISIBLE_DEVICES=0 python %s --config %s --gpu 0 "$@"' % (script, config)]
     return "\n".join(lines) + "\n"
 
 
 def make_yaml_config(rng: random.Random, name: str) -> str:
     arch = rng.choice(ARCHS)
-    lines = ["# %s on %s" % (arch, rng.choice(DATASETS)), "model:", "  type: %s" % arch,
-             "  num_classes: %d" % rng.choice([10, 100, 1000]), "  drop_path: %.2f" % rng.choice([0.0, 0.1, 0.2]),
-             "data:", "  root: ./data/%s" % name, "  batch_size: %d" % rng.choice([32, 64, 128]),
-             "  workers: %d" % rng.choice([4, 8]), "  pin_memory: true", "optim:", "  type: SGD",
-             "  lr: %s" % rng.choice(["0.1", "0.01", "5.0e-4"]), "  weight_decay: 1.0e-4",
-             "schedule:", "  epochs: %d" % rng.choice([90, 100, 300]), "  warmup_epochs: 5", "runtime:",
-             "  device: cuda", "  gpus: [%s]" % ", ".join(str(i) for i in range(rng.choice([1, 2, 4, 8]))),
-             "  dist_backend: nccl", "  amp: %s" % rng.choice(["true", "false"]), "  cudnn_benchmark: true",
-             "  seed: %d" % rng.choice([0, 42])]
+    lines = [
+        "# %s on %s" % (arch, rng.choice(DATASETS)),
+        "model:",
+        "  type: %s" % arch,
+        "  num_classes: %d" % rng.choice([10, 100, 1000]),
+        "  drop_path: %.2f" % rng.choice([0.0, 0.1, 0.2]),
+        "data:",
+        "  root: ./data/%s" % name,
+        "  batch_size: %d" % rng.choice([32, 64, 128]),
+        "  workers: %d" % rng.choice([4, 8]),
+        "  pin_memory: true",
+        "optim:",
+        "  type: SGD",
+        "  lr: %s" % rng.choice(["0.1", "0.01", "5.0e-4"]),
+        "  weight_decay: 1.0e-4",
+        "schedule:",
+        "  epochs: %d" % rng.choice([90, 100, 300]),
+        "  warmup_epochs: 5",
+        "runtime:",
+        "  device: cuda",
+        "  gpus: [%s]" % ", ".join(str(i) for i in range(rng.choice([1, 2, 4, 8]))),
+        "  dist_backend: nccl",
+        "  amp: %s" % rng.choice(["true", "false"]),
+        "  cudnn_benchmark: true",
+        "  seed: %d" % rng.choice([0, 42]),
+    ]
     return "\n".join(lines) + "\n"
 
 
 def make_readme(project: str, n_py: int) -> str:
-    return "\n".join([
-        "# %s" % project, "",
-        "Synthetic PyTorch training project (%d Python files) generated for gpu2npu benchmarks." % n_py, "",
-        "## Training", "", "```bash", "pip install -r requirements.txt",
-        "CUDA_VISIBLE_DEVICES=0,1,2,3 torchrun --nproc_per_node=4 tools/train.py --config configs/example.yaml",
-        "```", "", "Requires a CUDA capable GPU with at least 16 GB of memory for the default batch size.", "",
-    ])
+    return "\n".join(
+        [
+            "# %s" % project,
+            "",
+            "Synthetic PyTorch training project (%d Python files) generated for gpu2npu benchmarks." % n_py,
+            "",
+            "## Training",
+            "",
+            "```bash",
+            "pip install -r requirements.txt",
+            "CUDA_VISIBLE_DEVICES=0,1,2,3 torchrun --nproc_per_node=4 tools/train.py --config configs/example.yaml",
+            "```",
+            "",
+            "Requires a CUDA capable GPU with at least 16 GB of memory for the default batch size.",
+            "",
+        ]
+    )
 
 
 # --------------------------------------------------------------------------
 # Driver
 # --------------------------------------------------------------------------
+
 
 def plan_categories(n_modules: int) -> List[str]:
     n_model = int(round(n_modules * SHARE_MODEL))
@@ -1938,7 +2653,9 @@ def plan_categories(n_modules: int) -> List[str]:
     return ["model"] * n_model + ["data"] * n_data + ["util"] * n_util + ["train"] * n_train
 
 
-def assign_packages(rng: random.Random, categories: Sequence[str], packages: Sequence[Tuple[str, str]]) -> List[str]:
+def assign_packages(
+    rng: random.Random, categories: Sequence[str], packages: Sequence[Tuple[str, str]]
+) -> List[str]:
     """Give each module a package of the matching kind, covering every package first."""
     by_kind: Dict[str, List[str]] = {}
     for path, kind in packages:
@@ -1976,21 +2693,29 @@ def generate_files(n_files: int, seed: int) -> Dict[str, bytes]:
     files: Dict[str, bytes] = {}
     train_scripts: List[str] = []
 
-    sentences = {"model": MODEL_SENTENCES, "data": DATA_SENTENCES, "util": UTIL_SENTENCES, "train": TRAIN_SENTENCES}
+    sentences = {
+        "model": MODEL_SENTENCES,
+        "data": DATA_SENTENCES,
+        "util": UTIL_SENTENCES,
+        "train": TRAIN_SENTENCES,
+    }
     words = {"model": MODEL_FILE_WORDS, "data": DATA_FILE_WORDS, "util": UTIL_FILE_WORDS}
     for category, home in zip(categories, homes):
         ctx = FileContext(rng, sentences[category], used_classes, project)
         target = sample_target_lines(rng)
         if category == "train":
             base = rng.choice(TRAIN_FILE_WORDS)
-            module = unique_module_name(rng, [base, base + "_" + rng.choice(TASK_WORDS)], taken_names[home],
-                                        TRAIN_FILE_SUFFIXES)
+            module = unique_module_name(
+                rng, [base, base + "_" + rng.choice(TASK_WORDS)], taken_names[home], TRAIN_FILE_SUFFIXES
+            )
         else:
             module = unique_module_name(rng, words[category], taken_names[home])
         title = title_for(rng, category, module)
         if category == "model":
             code, names = build_model_file(ctx, title, target)
-            model_symbols.extend((dotted(home) + "." + module, n) for n in names if n.endswith(tuple(NET_SUFFIXES)))
+            model_symbols.extend(
+                (dotted(home) + "." + module, n) for n in names if n.endswith(tuple(NET_SUFFIXES))
+            )
         elif category == "data":
             code, names = build_data_file(ctx, title, target)
             data_symbols.extend((dotted(home) + "." + module, n) for n in names if n.endswith("Dataset"))
@@ -2016,8 +2741,9 @@ def generate_files(n_files: int, seed: int) -> Dict[str, bytes]:
         check_compiles(path, data)
 
     for index in range(3 + n_files // 250):
-        files["scripts/%s_%d.sh" % (rng.choice(["dist_train", "train", "eval", "slurm_train"]), index)] = \
+        files["scripts/%s_%d.sh" % (rng.choice(["dist_train", "train", "eval", "slurm_train"]), index)] = (
             make_shell_script(rng, project, train_scripts, index).encode("utf-8")
+        )
     for index in range(4 + n_files // 150):
         name = rng.choice(["resnet50", "vit_base", "convnext_tiny", "swin_t", "mobilenet_v2", "deit_s"])
         files["configs/%s_%d.yaml" % (name, index)] = make_yaml_config(rng, name).encode("utf-8")
@@ -2029,7 +2755,10 @@ def make_init(rng: random.Random, path: str, kind: str, modules: Sequence[Tuple[
     """Package ``__init__`` re-exporting public names, like most real projects."""
     lines = ['"""' + path.split("/")[-1].replace("_", " ").capitalize() + ' package."""']
     if kind == "root":
-        lines += ["", "__version__ = " + repr("%d.%d.%d" % (rng.randint(0, 2), rng.randint(0, 12), rng.randint(0, 9)))]
+        lines += [
+            "",
+            "__version__ = " + repr("%d.%d.%d" % (rng.randint(0, 2), rng.randint(0, 12), rng.randint(0, 9))),
+        ]
     public = []
     for module, names in modules:
         names = [n for n in names if not n.startswith("_")]
@@ -2086,13 +2815,20 @@ def generate_corpus(out_dir, n_files: int = 1000, seed: int = 0, force: bool = F
 
 def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        description="Generate a deterministic synthetic PyTorch project for benchmarking gpu2npu.")
-    parser.add_argument("out_dir", metavar="OUT_DIR", help="directory to create (must be empty unless --force)")
-    parser.add_argument("--files", type=int, default=1000,
-                        help="number of .py files, __init__.py included (default: 1000)")
-    parser.add_argument("--seed", type=int, default=0,
-                        help="random seed; same seed gives a byte-identical tree (default: 0)")
-    parser.add_argument("--force", action="store_true", help="write into a non-empty OUT_DIR, overwriting files")
+        description="Generate a deterministic synthetic PyTorch project for benchmarking gpu2npu."
+    )
+    parser.add_argument(
+        "out_dir", metavar="OUT_DIR", help="directory to create (must be empty unless --force)"
+    )
+    parser.add_argument(
+        "--files", type=int, default=1000, help="number of .py files, __init__.py included (default: 1000)"
+    )
+    parser.add_argument(
+        "--seed", type=int, default=0, help="random seed; same seed gives a byte-identical tree (default: 0)"
+    )
+    parser.add_argument(
+        "--force", action="store_true", help="write into a non-empty OUT_DIR, overwriting files"
+    )
     return parser.parse_args(argv)
 
 
@@ -2103,9 +2839,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except CorpusError as exc:
         print("gen_corpus: error: %s" % exc, file=sys.stderr)
         return 1
-    print("wrote %(files)d files (%(py_files)d .py in %(packages)d packages, %(py_lines)d lines; "
-          "module lines min/mean/max %(module_min_lines)d/%(module_mean_lines)d/%(module_max_lines)d) to " % stats
-          + os.fspath(args.out_dir))
+    print(
+        "wrote %(files)d files (%(py_files)d .py in %(packages)d packages, %(py_lines)d lines; "
+        "module lines min/mean/max %(module_min_lines)d/%(module_mean_lines)d/%(module_max_lines)d) to "
+        % stats
+        + os.fspath(args.out_dir)
+    )
     return 0
 
 

@@ -60,7 +60,9 @@ def changes(code: str, version: str = NEWEST, index=None):
 
 def gpu2npu_command():
     """The installed console script (tests exercise the real entry point)."""
-    found = shutil.which("gpu2npu", path=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
+    found = shutil.which(
+        "gpu2npu", path=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
+    )
     assert found, "the gpu2npu command is not installed (pip install .)"
     return [found]
 

@@ -7,6 +7,7 @@ import pytest
 import yaml
 
 from gpu2npu.apis.advice import (
+    ADVICE_FILE,
     AdviceRow,
     load_advice,
     parse_advice,
@@ -16,7 +17,6 @@ from gpu2npu.apis.advice import (
 )
 from gpu2npu.apis.callsites import CallSite
 from gpu2npu.errors import RuleFileError
-from gpu2npu.apis.advice import ADVICE_FILE
 
 REPO = Path(__file__).resolve().parent.parent
 DATALOADER = "torch.utils.data.DataLoader"
@@ -93,7 +93,9 @@ def test_a_broken_advice_file_names_the_entry(tmp_path):
         "parameters:\n  - api: a.B\n    parameter: p\n    position: 0\n    expected: True\n    advice: x\n",
         encoding="utf-8",
     )
-    with pytest.raises(RuleFileError, match=r"parameters\[0\]\.expected: must be a non-empty \(quoted\) string"):
+    with pytest.raises(
+        RuleFileError, match=r"parameters\[0\]\.expected: must be a non-empty \(quoted\) string"
+    ):
         parse_advice(path)
 
 
@@ -168,8 +170,13 @@ def test_to_with_non_blocking_or_as_a_cast_gives_no_row(call):
 
 
 def test_ddp_without_bucket_cap_mb_gives_a_row():
-    calls = [site(DDP, "model", line=20, device_ids="[rank]"), site(DDP, "model", line=21, bucket_cap_mb="500")]
-    assert performance_rows(calls) == [AdviceRow("train.py", 20, 20, DDP, parameter_tip(DDP, "bucket_cap_mb"))]
+    calls = [
+        site(DDP, "model", line=20, device_ids="[rank]"),
+        site(DDP, "model", line=21, bucket_cap_mb="500"),
+    ]
+    assert performance_rows(calls) == [
+        AdviceRow("train.py", 20, 20, DDP, parameter_tip(DDP, "bucket_cap_mb"))
+    ]
 
 
 def test_set_detect_anomaly_gives_a_row_unless_it_is_switched_off():
@@ -183,12 +190,17 @@ def test_set_detect_anomaly_gives_a_row_unless_it_is_switched_off():
 
 def test_adam_gets_the_fused_optimizer_row():
     rows = performance_rows([site("torch.optim.Adam", "model.parameters()", line=30, lr="1e-3")])
-    assert rows == [AdviceRow("train.py", 30, 30, "torch.optim.Adam", load_advice().performance["torch.optim.Adam"])]
+    assert rows == [
+        AdviceRow("train.py", 30, 30, "torch.optim.Adam", load_advice().performance["torch.optim.Adam"])
+    ]
     assert "torch_npu.optim.NpuFusedAdam" in rows[0].tip and "apex.optimizers.NpuFusedAdam" in rows[0].tip
 
 
 def test_a_class_deriving_from_linear_gets_the_linear_advice():
-    calls = [site("torch.nn.Linear", kind="base", line=5, file="model.py"), site("torch.nn.Module", kind="base")]
+    calls = [
+        site("torch.nn.Linear", kind="base", line=5, file="model.py"),
+        site("torch.nn.Module", kind="base"),
+    ]
     tip = load_advice().performance["torch.nn.Linear"]
     assert performance_rows(calls) == [AdviceRow("model.py", 5, 5, "torch.nn.Linear", tip)]
     assert "torch_npu.npu_linear" in tip
@@ -200,7 +212,11 @@ def test_imports_and_methods_of_typed_objects_get_no_api_advice():
 
 
 def test_precision_rows_for_matmul():
-    calls = [site("torch.matmul", "a", "b", line=12), site("torch.Tensor.matmul", "a", line=11), site("torch.mm", "a")]
+    calls = [
+        site("torch.matmul", "a", "b", line=12),
+        site("torch.Tensor.matmul", "a", line=11),
+        site("torch.mm", "a"),
+    ]
     tips = load_advice().precision
     assert precision_rows(calls) == [
         AdviceRow("train.py", 11, 11, "torch.Tensor.matmul", tips["torch.Tensor.matmul"]),

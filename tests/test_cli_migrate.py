@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from helpers import REPO, REPORT_FILES, run_cli, tree_files, write
 
 NOTICE = "gpu2npu: target torch 2.8.0 (the newest; choose another with -v)"
@@ -88,7 +87,9 @@ def test_directory_input_gives_name_msft_with_exact_change_rows(small_run):
     assert (reports(root / "out") / "skipped_files.csv").read_bytes().decode() == csv_text(SKIPPED_HEADER, [])
     out = root / "out" / "proj_msft"
     assert (out / "a.py").read_text() == A_PY_NPU
-    assert (out / "d.py").read_text() == "import torch.distributed as dist\nimport torch_npu\nb = dist.Backend.HCCL\n"
+    assert (
+        out / "d.py"
+    ).read_text() == "import torch.distributed as dist\nimport torch_npu\nb = dist.Backend.HCCL\n"
     assert (out / "sub" / "b.py").read_text() == MULTI_PY_NPU
     assert (out / "notes.md").read_text() == "# notes\n"
 
@@ -99,7 +100,11 @@ def test_stdout_has_summary_table_and_where_the_output_went(small_run):
     lines = result.stdout.splitlines()
 
     def count(label):
-        found = [m for m in (re.fullmatch(rf"\|\s*{re.escape(label)}\s*\|\s*(\d+) \|", line) for line in lines) if m]
+        found = [
+            m
+            for m in (re.fullmatch(rf"\|\s*{re.escape(label)}\s*\|\s*(\d+) \|", line) for line in lines)
+            if m
+        ]
         assert len(found) == 1, (label, result.stdout)
         return int(found[0].group(1))
 
@@ -124,7 +129,17 @@ def test_report_json_mirrors_change_list_and_has_summary(small_run):
     assert report["changes"] == expected
     assert len(expected) == 8
     summary = report["summary"]
-    assert {k: summary[k] for k in ("python_files", "changed_files", "unchanged_files", "skipped_files", "other_files_copied", "changes")} == {
+    assert {
+        k: summary[k]
+        for k in (
+            "python_files",
+            "changed_files",
+            "unchanged_files",
+            "skipped_files",
+            "other_files_copied",
+            "changes",
+        )
+    } == {
         "python_files": 3,
         "changed_files": 3,
         "unchanged_files": 0,
@@ -206,7 +221,9 @@ def test_diff_of_single_file_input(tmp_path):
     result = run_cli("migrate", "-i", "train.py", "-o", "out", "--diff", "-v", "2.8", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines()[:3] == ["--- a/train.py", "+++ b/train.py", "@@ -1,3 +1,4 @@"]
-    assert [line for line in result.stdout.splitlines() if line[:1] in "+-" and line[:3] not in ("---", "+++")] == [
+    assert [
+        line for line in result.stdout.splitlines() if line[:1] in "+-" and line[:3] not in ("---", "+++")
+    ] == [
         "-x = torch.zeros(2).cuda()",
         "-torch.cuda.synchronize()",
         "+import torch_npu",
@@ -239,8 +256,16 @@ def test_short_version_is_accepted_as_full_version(tmp_path):
 @pytest.mark.parametrize(
     "version, line, row",
     [
-        ("2.8.0", "b = dist.Backend.HCCL", "d.py,2,2,MODIFY,change name torch.distributed.Backend.NCCL to torch.distributed.Backend.HCCL,G2N013"),
-        ("1.11.0", "b = torch_npu.distributed.Backend.HCCL", "d.py,2,2,MODIFY,change name torch.distributed.Backend.NCCL to torch_npu.distributed.Backend.HCCL,G2N014"),
+        (
+            "2.8.0",
+            "b = dist.Backend.HCCL",
+            "d.py,2,2,MODIFY,change name torch.distributed.Backend.NCCL to torch.distributed.Backend.HCCL,G2N013",
+        ),
+        (
+            "1.11.0",
+            "b = torch_npu.distributed.Backend.HCCL",
+            "d.py,2,2,MODIFY,change name torch.distributed.Backend.NCCL to torch_npu.distributed.Backend.HCCL,G2N014",
+        ),
     ],
     ids=["2.8.0", "1.11.0"],
 )
@@ -248,7 +273,9 @@ def test_rewrite_depends_on_target_version(tmp_path, version, line, row):
     write(tmp_path / "proj" / "d.py", DIST_PY)
     result = run_cli("migrate", "-i", "proj", "-o", "out", "-v", version, "-j", "1", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
-    assert (tmp_path / "out" / "proj_msft" / "d.py").read_text() == f"import torch.distributed as dist\nimport torch_npu\n{line}\n"
+    assert (
+        tmp_path / "out" / "proj_msft" / "d.py"
+    ).read_text() == f"import torch.distributed as dist\nimport torch_npu\n{line}\n"
     assert (reports(tmp_path / "out") / "change_list.csv").read_text() == csv_text(
         CHANGE_HEADER, ["d.py,1,1,INSERT,insert import torch_npu,G2N001", row]
     )
@@ -283,7 +310,9 @@ def test_user_rule_file_applies(tmp_path, name):
     result = run_cli("migrate", "-i", "proj", "-o", "out", "-r", name, "-v", "2.8", "-j", "1", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "out" / "proj_msft" / "m.py").read_text() == MYLIB_PY_NPU
-    assert (reports(tmp_path / "out") / "change_list.csv").read_text() == csv_text(CHANGE_HEADER, user_rule_rows(name))
+    assert (reports(tmp_path / "out") / "change_list.csv").read_text() == csv_text(
+        CHANGE_HEADER, user_rule_rows(name)
+    )
     assert json.loads((reports(tmp_path / "out") / "report.json").read_text())["rule_files"] == [name]
 
 
@@ -298,7 +327,12 @@ def test_without_the_rule_file_the_user_calls_stay(tmp_path):
 @pytest.mark.parametrize(
     "name, content, expected_start, expected_full",
     [
-        ("bad.json", '{"rules": {"NoSuchRule": [{}]}}', "gpu2npu: error: bad.json: rules.NoSuchRule: unknown rule kind", False),
+        (
+            "bad.json",
+            '{"rules": {"NoSuchRule": [{}]}}',
+            "gpu2npu: error: bad.json: rules.NoSuchRule: unknown rule kind",
+            False,
+        ),
         (
             "bad.json",
             '{"rules": {"FuncNameModifyRule": [{"old_name": "mylib.gpu_op"}]}}',
@@ -314,16 +348,37 @@ def test_without_the_rule_file_the_user_calls_stay(tmp_path):
         (
             "bad.json",
             '{"rules": {"ArgsModifyRule": [{"func_name": "mylib.launch", "arg_idx": "zero", "arg_new": "1"}]}}',
-            "gpu2npu: error: bad.json: rules.ArgsModifyRule[0].arg_idx: must be an integer, not 'zero'" + RULE_FILE_HINT,
+            "gpu2npu: error: bad.json: rules.ArgsModifyRule[0].arg_idx: must be an integer, not 'zero'"
+            + RULE_FILE_HINT,
             True,
         ),
         ("bad.json", '{"rules": {\n', "gpu2npu: error: bad.json: line 2: invalid JSON: ", False),
-        ("bad.yaml", "rules:\n  FuncNameModifyRule:\n    - old_name: [1\n", "gpu2npu: error: bad.yaml: line 4: invalid YAML: ", False),
-        ("bad.yaml", "rules:\n  FuncNameModifyRule:\n    - old_name: a.b\n      new_name: a.c\n      colour: red\n", "gpu2npu: error: bad.yaml: rules.FuncNameModifyRule[0]: unknown field 'colour'", False),
+        (
+            "bad.yaml",
+            "rules:\n  FuncNameModifyRule:\n    - old_name: [1\n",
+            "gpu2npu: error: bad.yaml: line 4: invalid YAML: ",
+            False,
+        ),
+        (
+            "bad.yaml",
+            "rules:\n  FuncNameModifyRule:\n    - old_name: a.b\n      new_name: a.c\n      colour: red\n",
+            "gpu2npu: error: bad.yaml: rules.FuncNameModifyRule[0]: unknown field 'colour'",
+            False,
+        ),
     ],
-    ids=["unknown-kind", "missing-field", "wrong-type-second-entry", "wrong-type-int", "invalid-json", "invalid-yaml", "unknown-field"],
+    ids=[
+        "unknown-kind",
+        "missing-field",
+        "wrong-type-second-entry",
+        "wrong-type-int",
+        "invalid-json",
+        "invalid-yaml",
+        "unknown-field",
+    ],
 )
-def test_bad_rule_file_is_one_error_line_and_creates_nothing(tmp_path, name, content, expected_start, expected_full):
+def test_bad_rule_file_is_one_error_line_and_creates_nothing(
+    tmp_path, name, content, expected_start, expected_full
+):
     write(tmp_path / name, content)
     write(tmp_path / "proj" / "m.py", MYLIB_PY)
     (tmp_path / "out").mkdir()
@@ -350,12 +405,16 @@ def test_missing_rule_file_is_an_error(tmp_path):
 
 def test_disable_rule_keeps_cuda_method(tmp_path):
     write(tmp_path / "proj" / "a.py", A_PY)
-    result = run_cli("migrate", "-i", "proj", "-o", "out", "--disable-rule", "G2N003", "-v", "2.8", "-j", "1", cwd=tmp_path)
+    result = run_cli(
+        "migrate", "-i", "proj", "-o", "out", "--disable-rule", "G2N003", "-v", "2.8", "-j", "1", cwd=tmp_path
+    )
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "out" / "proj_msft" / "a.py").read_text() == (
         "import torch\nimport torch_npu\nx = torch.zeros(2).cuda()\ntorch.npu.synchronize()\n"
     )
-    assert (reports(tmp_path / "out") / "change_list.csv").read_text() == csv_text(CHANGE_HEADER, [A_ROWS[0], A_ROWS[2]])
+    assert (reports(tmp_path / "out") / "change_list.csv").read_text() == csv_text(
+        CHANGE_HEADER, [A_ROWS[0], A_ROWS[2]]
+    )
     assert json.loads((reports(tmp_path / "out") / "report.json").read_text())["disabled_rules"] == ["G2N003"]
 
 
@@ -363,16 +422,32 @@ def test_disable_user_rule_by_its_id(tmp_path):
     write(tmp_path / "mine.json", json.dumps(USER_RULES))
     write(tmp_path / "proj" / "m.py", MYLIB_PY)
     result = run_cli(
-        "migrate", "-i", "proj", "-o", "out", "-r", "mine.json", "--disable-rule", "mine.json:FuncNameModifyRule[0]",
-        "-v", "2.8", "-j", "1", cwd=tmp_path,
+        "migrate",
+        "-i",
+        "proj",
+        "-o",
+        "out",
+        "-r",
+        "mine.json",
+        "--disable-rule",
+        "mine.json:FuncNameModifyRule[0]",
+        "-v",
+        "2.8",
+        "-j",
+        "1",
+        cwd=tmp_path,
     )
     assert result.returncode == 0, result.stderr
-    assert (tmp_path / "out" / "proj_msft" / "m.py").read_text() == MYLIB_PY_NPU.replace("mylib.npu_op", "mylib.gpu_op")
+    assert (tmp_path / "out" / "proj_msft" / "m.py").read_text() == MYLIB_PY_NPU.replace(
+        "mylib.npu_op", "mylib.gpu_op"
+    )
 
 
 def test_disable_unknown_rule_id_is_an_error(tmp_path):
     write(tmp_path / "proj" / "a.py", A_PY)
-    result = run_cli("migrate", "-i", "proj", "-o", "out", "--disable-rule", "G2N999", "-v", "2.8", cwd=tmp_path)
+    result = run_cli(
+        "migrate", "-i", "proj", "-o", "out", "--disable-rule", "G2N999", "-v", "2.8", cwd=tmp_path
+    )
     assert result.returncode == 2
     lines = stderr_lines(result)
     assert len(lines) == 1
@@ -432,7 +507,9 @@ def test_second_migration_changes_nothing(tmp_path):
     assert len((reports(tmp_path / "out1", "big_msft") / "change_list.csv").read_text().splitlines()) > 30
     second = run_cli("migrate", "-i", "out1/big_msft", "-o", "out2", "-v", "2.8", "-j", "1", cwd=tmp_path)
     assert second.returncode == 0, second.stderr
-    assert (reports(tmp_path / "out2", "big_msft_msft") / "change_list.csv").read_text() == CHANGE_HEADER + "\n"
+    assert (
+        reports(tmp_path / "out2", "big_msft_msft") / "change_list.csv"
+    ).read_text() == CHANGE_HEADER + "\n"
     once = tree_files(tmp_path / "out1" / "big_msft")
     twice = tree_files(tmp_path / "out2" / "big_msft_msft")
     python_once = {rel: data for rel, data in once.items() if rel.endswith(".py")}

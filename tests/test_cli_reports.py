@@ -5,7 +5,6 @@ import json
 import shutil
 
 import pytest
-
 from helpers import REPO, run_cli, tree_files
 
 PROJECT = REPO / "tests" / "projects" / "apis"
@@ -30,31 +29,101 @@ def test_unsupported_rows_through_aliases_extensions_and_libraries(tmp_path):
     _, reports = migrate(tmp_path)
     assert rows(reports / "unsupported_api.csv") == [
         ["File", "Start Line", "End Line", "OP", "Tips", "Status", "Confidence", "Source"],
-        ["setup.py", "6", "6", "torch.utils.cpp_extension.CUDAExtension",
-         "CUDA kernels do not build for NPU: port them (Ascend C custom operator) and build with "
-         "torch_npu.utils.cpp_extension.NpuExtension", "unsupported", "listed", "rules:G2N072"],
-        ["train.py", "3", "3", "flash_attn",
-         "flash-attn is CUDA-only: use torch_npu.npu_fusion_attention (or torch.nn.functional.scaled_dot_product_attention)",
-         "unsupported", "listed", "rules:G2N056"],
-        ["train.py", "9", "9", "my_ext.fused_add",
-         "user-defined CUDA operator: port it to the NPU (Ascend C custom operator or torch/torch_npu operators)",
-         "unsupported", "listed", "cuda_op_list:csrc/ops.cpp"],
-        ["train.py", "9", "9", "torch.Tensor.double", FP64_TIP, "supported_with_limits", "listed", "rules:M054"],
-        ["train.py", "13", "13", "torch.nn.DataParallel", "use torch.nn.parallel.DistributedDataParallel (one process per NPU)",
-         "unsupported", "listed", "docs@2.8.0"],
-        ["train.py", "14", "14", "torch.cuda.get_arch_list",
-         "no NPU counterpart for torch 2.8.0: remove it or guard it with torch.npu.is_available()",
-         "unsupported", "listed", "rules:G2N294"],
-        ["train.py", "15", "15", "torch.export.export",
-         "not supported on NPU for torch 2.8.0: replace it, or run this part on the CPU", "unsupported", "listed", "docs@2.8.0"],
+        [
+            "setup.py",
+            "6",
+            "6",
+            "torch.utils.cpp_extension.CUDAExtension",
+            "CUDA kernels do not build for NPU: port them (Ascend C custom operator) and build with "
+            "torch_npu.utils.cpp_extension.NpuExtension",
+            "unsupported",
+            "listed",
+            "rules:G2N072",
+        ],
+        [
+            "train.py",
+            "3",
+            "3",
+            "flash_attn",
+            "flash-attn is CUDA-only: use torch_npu.npu_fusion_attention (or torch.nn.functional.scaled_dot_product_attention)",
+            "unsupported",
+            "listed",
+            "rules:G2N056",
+        ],
+        [
+            "train.py",
+            "9",
+            "9",
+            "my_ext.fused_add",
+            "user-defined CUDA operator: port it to the NPU (Ascend C custom operator or torch/torch_npu operators)",
+            "unsupported",
+            "listed",
+            "cuda_op_list:csrc/ops.cpp",
+        ],
+        [
+            "train.py",
+            "9",
+            "9",
+            "torch.Tensor.double",
+            FP64_TIP,
+            "supported_with_limits",
+            "listed",
+            "rules:M054",
+        ],
+        [
+            "train.py",
+            "13",
+            "13",
+            "torch.nn.DataParallel",
+            "use torch.nn.parallel.DistributedDataParallel (one process per NPU)",
+            "unsupported",
+            "listed",
+            "docs@2.8.0",
+        ],
+        [
+            "train.py",
+            "14",
+            "14",
+            "torch.cuda.get_arch_list",
+            "no NPU counterpart for torch 2.8.0: remove it or guard it with torch.npu.is_available()",
+            "unsupported",
+            "listed",
+            "rules:G2N294",
+        ],
+        [
+            "train.py",
+            "15",
+            "15",
+            "torch.export.export",
+            "not supported on NPU for torch 2.8.0: replace it, or run this part on the CPU",
+            "unsupported",
+            "listed",
+            "docs@2.8.0",
+        ],
         ["train.py", "18", "18", "torch.float64", FP64_TIP, "supported_with_limits", "listed", "rules:M054"],
-        ["train.py", "21", "21", "torch.jit.script",
-         "TorchScript gains nothing on NPU (transfer_to_npu turns torch.jit.script into a no-op from torch 2.1): "
-         "keep the eager module, or try torch.compile", "supported_with_limits", "listed", "rules:G2N070"],
+        [
+            "train.py",
+            "21",
+            "21",
+            "torch.jit.script",
+            "TorchScript gains nothing on NPU (transfer_to_npu turns torch.jit.script into a no-op from torch 2.1): "
+            "keep the eager module, or try torch.compile",
+            "supported_with_limits",
+            "listed",
+            "rules:G2N070",
+        ],
     ]
     assert rows(reports / "unknown_api.csv")[1:] == [
-        ["train.py", "16", "16", "torch.LongTensor", "not validated on NPU for torch 2.8.0: test it before relying on it",
-         "unknown", "none", "not listed"],
+        [
+            "train.py",
+            "16",
+            "16",
+            "torch.LongTensor",
+            "not validated on NPU for torch 2.8.0: test it before relying on it",
+            "unknown",
+            "none",
+            "not listed",
+        ],
     ]
     assert rows(reports / "cuda_op_list.csv") == [
         ["File", "Api"],
@@ -110,7 +179,10 @@ def test_reports_are_identical_for_one_and_two_workers(tmp_path):
     migrate(one, source=source, jobs="1")
     migrate(two, source=source, jobs="2")
     assert tree_files(one / "out") == tree_files(two / "out")
-    assert len(rows(one / "out" / "big_msft" / "transplant_result_file" / "unsupported_api.csv")) == 1 + 1 + 8 * 31
+    assert (
+        len(rows(one / "out" / "big_msft" / "transplant_result_file" / "unsupported_api.csv"))
+        == 1 + 1 + 8 * 31
+    )
 
 
 def test_an_undecodable_cpp_file_is_reported_not_fatal(tmp_path):
@@ -121,5 +193,10 @@ def test_an_undecodable_cpp_file_is_reported_not_fatal(tmp_path):
     skipped = rows(reports / "skipped_files.csv")
     assert [row[0] for row in skipped[1:]] == ["csrc/broken.cu"]
     assert skipped[1][1].startswith("C++ source ") and skipped[1][1].endswith("; not analysed")
-    assert (tmp_path / "out" / "proj_msft" / "csrc" / "broken.cu").read_bytes() == (source / "csrc" / "broken.cu").read_bytes()
-    assert rows(reports / "cuda_op_list.csv")[1:] == [["csrc/ops.cpp", "fused_add"], ["setup.py", "my_ext (CUDAExtension)"]]
+    assert (tmp_path / "out" / "proj_msft" / "csrc" / "broken.cu").read_bytes() == (
+        source / "csrc" / "broken.cu"
+    ).read_bytes()
+    assert rows(reports / "cuda_op_list.csv")[1:] == [
+        ["csrc/ops.cpp", "fused_add"],
+        ["setup.py", "my_ext (CUDAExtension)"],
+    ]

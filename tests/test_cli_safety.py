@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from helpers import REPO, run_cli, tree_files, write
 
 NOTICE = "gpu2npu: target torch 2.8.0 (the newest; choose another with -v)"
@@ -19,13 +18,19 @@ A_PY = "import torch\nx = torch.zeros(2).cuda()\ntorch.cuda.synchronize()\n"
 
 def snapshot(root: Path) -> dict:
     """Everything observable about a tree: kind, mode, mtime and content hash (links: target)."""
+
     def entry(path: Path):
         st = path.lstat()
         if stat.S_ISLNK(st.st_mode):
             return ("link", os.readlink(path))
         if stat.S_ISDIR(st.st_mode):
             return ("dir", stat.S_IMODE(st.st_mode), st.st_mtime_ns)
-        return ("file", stat.S_IMODE(st.st_mode), st.st_mtime_ns, hashlib.sha256(path.read_bytes()).hexdigest())
+        return (
+            "file",
+            stat.S_IMODE(st.st_mode),
+            st.st_mtime_ns,
+            hashlib.sha256(path.read_bytes()).hexdigest(),
+        )
 
     state = {".": entry(root)}
     for directory, dirs, files in os.walk(root):  # does not follow links
@@ -120,7 +125,9 @@ def test_existing_output_without_force_is_refused_and_untouched(tmp_path):
     assert result.returncode == 2
     assert result.stdout == ""
     destination = (tmp_path / "out").resolve() / "proj_msft"
-    assert stderr_lines(result) == [f"gpu2npu: error: output '{destination}' already exists; pass --force to replace it"]
+    assert stderr_lines(result) == [
+        f"gpu2npu: error: output '{destination}' already exists; pass --force to replace it"
+    ]
     assert snapshot(tmp_path / "out") == before
 
 
@@ -130,7 +137,9 @@ def test_existing_output_is_refused_without_prompting_even_if_stdin_says_yes(tmp
     before = snapshot(tmp_path / "out")
     result = run_cli("migrate", "-i", "proj", "-o", "out", "-v", "2.8", cwd=tmp_path, input_text="y\ny\n")
     assert result.returncode == 2
-    assert len(error_lines(result)) == 1 and error_lines(result)[0].endswith("already exists; pass --force to replace it")
+    assert len(error_lines(result)) == 1 and error_lines(result)[0].endswith(
+        "already exists; pass --force to replace it"
+    )
     assert snapshot(tmp_path / "out") == before
 
 
@@ -237,7 +246,9 @@ def test_output_that_is_a_file_is_refused(tmp_path):
 @pytest.mark.parametrize("version", ["3.0", "abc"])
 def test_unknown_version_lists_the_known_ones(tmp_path, version):
     project(tmp_path)
-    known = [str(v) for v in yaml.safe_load((REPO / "src" / "gpu2npu" / "versions.yaml").read_text())["versions"]]
+    known = [
+        str(v) for v in yaml.safe_load((REPO / "src" / "gpu2npu" / "versions.yaml").read_text())["versions"]
+    ]
     assert "2.8.0" in known and "1.11.0" in known
     result = run_cli("migrate", "-i", "proj", "-o", "out", "-v", version, cwd=tmp_path)
     assert result.returncode == 2

@@ -191,10 +191,10 @@ def test_library_def_by_name_with_function_and_fragment_blocks():
         "",
         "PYBIND11_MODULE(",
         "PYBIND11_MODULE(x, m) { m.def(",
-        "PYBIND11_MODULE(x, m) { m.def(\"a\", &f, py::arg(\"x\") = ); }}}}",
-        "TORCH_LIBRARY(ns, m) { m.def(\"broken(Tensor x -> Tensor\"); m.impl(",
-        "py::class_<A(m, \"A\").def(py::init<int>(); } ) ] >>> <<<",
-        "R\"x(unterminated raw",
+        'PYBIND11_MODULE(x, m) { m.def("a", &f, py::arg("x") = ); }}}}',
+        'TORCH_LIBRARY(ns, m) { m.def("broken(Tensor x -> Tensor"); m.impl(',
+        'py::class_<A(m, "A").def(py::init<int>(); } ) ] >>> <<<',
+        'R"x(unterminated raw',
         "(((((" * 2000 + "{" * 2000,
     ],
 )
@@ -322,7 +322,9 @@ def test_call_relying_on_a_default_argument_matches(project):
 def test_keyword_arguments_count_toward_the_total(project):
     assert match(project, "my_ext.scale", 1, (("factor", "3.0"),)) == op_named("scale")
     assert match(project, "my_ext.scale", 2, (("extra", "1"),)) is None
-    assert match(project, "torch.ops.myops.scaled_add", 2, (("alpha", "0.5"),)) == op_named("myops.scaled_add")
+    assert match(project, "torch.ops.myops.scaled_add", 2, (("alpha", "0.5"),)) == op_named(
+        "myops.scaled_add"
+    )
     assert match(project, "my_ext.my_add", 0, ("a", "b")) == op_named("my_add")  # bare keyword names
     # **kwargs may hold anything: only the known count must not exceed the bound.
     assert match(project, "my_ext.my_add", 1, (("**", "kw"),)) == op_named("my_add")
@@ -338,7 +340,9 @@ def test_literal_module_name_applies_when_no_extension_builds_the_file(project):
 
 
 def test_extension_module_name_stands_for_torch_extension_name():
-    ops = parse_cpp_ops('TORCH_LIBRARY(TORCH_EXTENSION_NAME, m) { m.def("op(Tensor x) -> Tensor"); }', "csrc/lib.cpp")
+    ops = parse_cpp_ops(
+        'TORCH_LIBRARY(TORCH_EXTENSION_NAME, m) { m.def("op(Tensor x) -> Tensor"); }', "csrc/lib.cpp"
+    )
     extension = Extension("pkg._lib", "tools/setup.py", 3, ("../csrc/lib.cpp",), "CUDAExtension", "")
     assert ops_for_call("torch.ops._lib.op", 1, (), ops, [extension]) == ops[0]
     assert ops_for_call("torch.ops.pkg._lib.op", 1, (), ops, [extension]) is None

@@ -18,7 +18,14 @@ from gpu2npu.modes.dynamic_shape.instrument import instrument_source
 from gpu2npu.modes.dynamic_shape.loops import BY_DATALOADER, BY_HAND, BY_NAME
 
 PROJECTS = REPO / "tests" / "projects" / "dynamic"
-HEADER = ["Function Name", "File Path", "Line Number", "Call Stack", "Input Shape Range", "Output Shape Range"]
+HEADER = [
+    "Function Name",
+    "File Path",
+    "Line Number",
+    "Call Stack",
+    "Input Shape Range",
+    "Output Shape Range",
+]
 IMPORT = "from msft_dynamic_analysis.hook import DETECTOR"
 
 
@@ -29,7 +36,9 @@ def require_torch():
         try:
             import torch
         except ImportError:
-            pytest.fail("torch is missing though the test extra installs it on Python 3.11: pip install '.[test]'")
+            pytest.fail(
+                "torch is missing though the test extra installs it on Python 3.11: pip install '.[test]'"
+            )
         return torch
     return pytest.importorskip("torch")
 
@@ -216,7 +225,9 @@ def test_instrumented_source(before, after):
 def test_a_file_opening_with_a_compound_statement_gains_one_line_and_says_where():
     result = instrument_source(b"#!/usr/bin/env python\n\ndef f(x):\n    return x.nonzero()\n")
     assert result.new_bytes == (
-        b"#!/usr/bin/env python\n\n" + IMPORT.encode() + b"\ndef f(x):\n    return DETECTOR.hook_func(x.nonzero, 'x.nonzero', 0)\n"
+        b"#!/usr/bin/env python\n\n"
+        + IMPORT.encode()
+        + b"\ndef f(x):\n    return DETECTOR.hook_func(x.nonzero, 'x.nonzero', 0)\n"
     )
     assert (result.calls, result.added_line) == (1, 3)
     assert instrument_source(b"import torch\ntorch.ones(1)\n").added_line is None
@@ -225,7 +236,8 @@ def test_a_file_opening_with_a_compound_statement_gains_one_line_and_says_where(
 def test_encoding_and_line_ends_are_kept():
     before = b"# -*- coding: latin-1 -*-\r\nimport torch\r\nx = torch.tensor([1])  # caf\xe9\r\n"
     assert instrument_source(before).new_bytes == (
-        b"# -*- coding: latin-1 -*-\r\n" + IMPORT.encode()
+        b"# -*- coding: latin-1 -*-\r\n"
+        + IMPORT.encode()
         + b"; import torch\r\nx = DETECTOR.hook_func(torch.tensor, 'torch.tensor', 0, [1])  # caf\xe9\r\n"
     )
 
@@ -241,7 +253,9 @@ def test_instrumenting_an_instrumented_file_changes_nothing():
 def test_a_file_that_cannot_be_parsed_is_skipped_with_the_reason():
     result = instrument_source(b'print "python 2"\n')
     assert result.new_bytes is None
-    assert result.skipped.startswith("cannot be parsed as Python 3 (") and result.skipped.endswith("); copied unchanged")
+    assert result.skipped.startswith("cannot be parsed as Python 3 (") and result.skipped.endswith(
+        "); copied unchanged"
+    )
 
 
 # -- the training loop ---------------------------------------------------------------------------
@@ -371,7 +385,9 @@ def _changed_lines(before: bytes, after: bytes) -> dict:
 def test_analyse_writes_an_instrumented_copy_and_the_runtime(tmp_path):
     project = _project(tmp_path)
     before = tree_files(project)
-    result = run_cli("analyse", "-i", "proj", "-o", "out", "-m", "dynamic_shape", "-v", "2.8.0", "-j", "1", cwd=tmp_path)
+    result = run_cli(
+        "analyse", "-i", "proj", "-o", "out", "-m", "dynamic_shape", "-v", "2.8.0", "-j", "1", cwd=tmp_path
+    )
     assert result.returncode == 0, result.stderr
     dest = (tmp_path / "out" / "proj_analysis").resolve()
     assert result.stdout.splitlines() == [
@@ -382,8 +398,14 @@ def test_analyse_writes_an_instrumented_copy_and_the_runtime(tmp_path):
     assert tree_files(project) == before
     after = tree_files(dest)
     assert sorted(after) == sorted(
-        [*before, "msft_dynamic_analysis/__init__.py", "msft_dynamic_analysis/hook.py",
-         "msft_dynamic_analysis/added_lines.json", "pytorch_analysis.txt", "report.json"]
+        [
+            *before,
+            "msft_dynamic_analysis/__init__.py",
+            "msft_dynamic_analysis/hook.py",
+            "msft_dynamic_analysis/added_lines.json",
+            "pytorch_analysis.txt",
+            "report.json",
+        ]
     )
     for rel in ["README.md", "data/blob.bin", "legacy.py", "constants.py", "latest.py", "outside.txt"]:
         assert after[rel] == before[rel], rel
@@ -411,7 +433,9 @@ def test_analyse_writes_an_instrumented_copy_and_the_runtime(tmp_path):
         27: "        scale = DETECTOR.hook_func(torch.ones, 'torch.ones', 0, 1)  # the same shape in every batch: not reported",
     }
     log = (dest / "pytorch_analysis.txt").read_text().splitlines()
-    assert log[2].startswith("legacy.py: skipped: cannot be parsed as Python 3 (") and log[2].endswith("); copied unchanged")
+    assert log[2].startswith("legacy.py: skipped: cannot be parsed as Python 3 (") and log[2].endswith(
+        "); copied unchanged"
+    )
     assert log[3:] == [
         "constants.py: no call to instrument; copied unchanged",
         "ops.py: 1 call(s) instrumented",
@@ -421,12 +445,23 @@ def test_analyse_writes_an_instrumented_copy_and_the_runtime(tmp_path):
     ]
     summary = json.loads(after["report.json"])
     assert [entry["file"] for entry in summary["skipped_files"]] == ["legacy.py"]
-    assert {key: summary[key] for key in ["report_rows", "python_files", "instrumented_files", "instrumented_calls", "wrapped_loops"]} == {
+    assert {
+        key: summary[key]
+        for key in [
+            "report_rows",
+            "python_files",
+            "instrumented_files",
+            "instrumented_calls",
+            "wrapped_loops",
+        ]
+    } == {
         "report_rows": {},
         "python_files": 4,
         "instrumented_files": 2,
         "instrumented_calls": 11,
-        "wrapped_loops": [{"file": "train.py", "line": 24, "loop": "for batch in loader", "found_by": "DataLoader"}],
+        "wrapped_loops": [
+            {"file": "train.py", "line": 24, "loop": "for batch in loader", "found_by": "DataLoader"}
+        ],
     }
 
 
@@ -448,7 +483,12 @@ def test_without_a_training_loop_the_log_and_the_hints_say_how_to_wrap_one(tmp_p
 @pytest.mark.parametrize("name", ["msft_dynamic_analysis", "report.json", "pytorch_analysis.txt"])
 def test_an_entry_the_copy_would_overwrite_is_a_usage_error(tmp_path, name):
     write(tmp_path / "proj" / "train.py", "import torch\ntorch.ones(1)\n")
-    write(tmp_path / "proj" / name / "__init__.py" if name == "msft_dynamic_analysis" else tmp_path / "proj" / name, "")
+    write(
+        tmp_path / "proj" / name / "__init__.py"
+        if name == "msft_dynamic_analysis"
+        else tmp_path / "proj" / name,
+        "",
+    )
     result = run_cli("analyse", "-i", "proj", "-o", "out", "-m", "dynamic_shape", "-v", "2.8", cwd=tmp_path)
     assert (result.returncode, result.stderr) == (
         2,
@@ -466,7 +506,15 @@ def test_an_entry_the_copy_would_overwrite_is_a_usage_error(tmp_path, name):
 def _run_python(arguments, cwd, pythonpath, env=None):
     """This test environment's Python (the one with torch) with PYTHONPATH set, as a user runs the copy."""
     environment = {**os.environ, "PYTHONPATH": str(pythonpath), "PYTHONDONTWRITEBYTECODE": "1", **(env or {})}
-    return subprocess.run([sys.executable, *arguments], cwd=cwd, env=environment, capture_output=True, text=True, timeout=300, check=False)
+    return subprocess.run(
+        [sys.executable, *arguments],
+        cwd=cwd,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
 
 
 def test_runtime_without_torch_passes_calls_through_and_explains_at_the_first_batch(tmp_path):
@@ -496,7 +544,9 @@ def test_runtime_without_torch_passes_calls_through_and_explains_at_the_first_ba
             "halted; None in sys.modules); run the instrumented copy with the Python environment of your training"
         ),
     ]
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["msft_dynamic_analysis"]  # no report without a batch
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "msft_dynamic_analysis"
+    ]  # no report without a batch
 
 
 def _read_report(path):
@@ -516,14 +566,38 @@ def test_the_copy_reports_the_calls_whose_shapes_change_with_torch(tmp_path):
     run = _run_python(["train.py"], dest, dest)
     assert (run.returncode, run.stdout) == (0, "done\n"), run.stderr
     report = dest / "msft_dynamic_shape_analysis_report.csv"
-    assert run.stderr == f"msft_dynamic_analysis: 4 call site(s) with shapes that change between batches, in 3 batches; report: {report}\n"
+    assert (
+        run.stderr
+        == f"msft_dynamic_analysis: 4 call site(s) with shapes that change between batches, in 3 batches; report: {report}\n"
+    )
     module, step = "<file train.py, line 25 in <module>>", "<file train.py, line 18 in step>"
     assert _read_report(report) == [
         HEADER,
-        ["x.sum", "ops.py", "3", str([module, step, "<file ops.py, line 3 in positive_rows>"]), "[(2, 3)-(4, 3)]", "[(2,)-(4,)]"],
-        ["batch.sum", "train.py", "17", str([module, "<file train.py, line 17 in step>"]), "[(1, 2, 3)-(1, 4, 3)]", "[(1, 2)-(1, 4)]"],
+        [
+            "x.sum",
+            "ops.py",
+            "3",
+            str([module, step, "<file ops.py, line 3 in positive_rows>"]),
+            "[(2, 3)-(4, 3)]",
+            "[(2,)-(4,)]",
+        ],
+        [
+            "batch.sum",
+            "train.py",
+            "17",
+            str([module, "<file train.py, line 17 in step>"]),
+            "[(1, 2, 3)-(1, 4, 3)]",
+            "[(1, 2)-(1, 4)]",
+        ],
         ["torch.nonzero", "train.py", "18", str([module, step]), "[(1, 2)-(1, 4)]", "[(2, 2)-(4, 2)]"],
-        ["torch.matmul", "train.py", "26", str(["<file train.py, line 26 in <module>>"]), "[(2, 3)-(4, 3), (3, 4)-(3, 4)]", "[(2, 4)-(4, 4)]"],
+        [
+            "torch.matmul",
+            "train.py",
+            "26",
+            str(["<file train.py, line 26 in <module>>"]),
+            "[(2, 3)-(4, 3), (3, 4)-(3, 4)]",
+            "[(2, 4)-(4, 4)]",
+        ],
     ]
     assert sorted(p.name for p in (PROJECTS / "varlen").iterdir()) == ["README.md", "ops.py", "train.py"]
 
@@ -531,7 +605,12 @@ def test_the_copy_reports_the_calls_whose_shapes_change_with_torch(tmp_path):
 def test_fixed_shapes_give_a_header_only_report_with_torch(tmp_path):
     require_torch()
     dest = _analysed(tmp_path, PROJECTS / "fixed" / "train.py")
-    assert sorted(p.name for p in dest.iterdir()) == ["msft_dynamic_analysis", "pytorch_analysis.txt", "report.json", "train.py"]
+    assert sorted(p.name for p in dest.iterdir()) == [
+        "msft_dynamic_analysis",
+        "pytorch_analysis.txt",
+        "report.json",
+        "train.py",
+    ]
     run = _run_python(["train.py"], dest, dest)
     assert (run.returncode, run.stdout) == (0, "done\n"), run.stderr
     assert _read_report(dest / "msft_dynamic_shape_analysis_report.csv") == [HEADER]

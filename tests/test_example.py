@@ -1,7 +1,6 @@
 """The bundled example migrates to exactly the reviewed tree in examples/expected/."""
 
 import pytest
-
 from helpers import REPO, run_cli, tree_files
 
 EXAMPLE = REPO / "examples" / "cifar_resnet"
@@ -29,5 +28,7 @@ def test_example_output_migrates_to_itself(tmp_path):
     assert {k: v for k, v in again.items() if not k.startswith("transplant_result_file/")} == {
         k: v for k, v in original.items() if not k.startswith("transplant_result_file/")
     }
-    change_list = (tmp_path / "cifar_resnet_msft_msft" / "transplant_result_file" / "change_list.csv").read_text()
+    change_list = (
+        tmp_path / "cifar_resnet_msft_msft" / "transplant_result_file" / "change_list.csv"
+    ).read_text()
     assert change_list == "File,Start Line,End Line,Operation Type,Message,Rule\n"

@@ -9,8 +9,8 @@ import copy
 import re
 
 import pytest
-
 from helpers import FIXTURES, NEWEST, builtin_index
+
 from gpu2npu.rewrite.engine import migrate_source
 
 CASES = sorted(p for p in FIXTURES.rglob("*.py") if not p.name.endswith(".expected.py"))

@@ -7,15 +7,17 @@ import subprocess
 import sys
 
 import pytest
-
-from gpu2npu.errors import RuleFileError
-from gpu2npu.api_support import STATUSES, KnowledgeBase
-from gpu2npu.rules.index import compile_index
-from gpu2npu.rules.loader import load_rule_file, load_rule_files
 from helpers import REPO, run_cli, write
 
+from gpu2npu.api_support import STATUSES, KnowledgeBase
+from gpu2npu.errors import RuleFileError
+from gpu2npu.rules.index import compile_index
+from gpu2npu.rules.loader import load_rule_file, load_rule_files
+
 FACTS = r"[a-z]+@[0-9.]+([+~][a-z]+@[0-9.]+)*"
-CELL = re.compile(rf"^(supported|supported_with_limits|unsupported)/(listed|inferred)/{FACTS}$|^unknown/none/-$")
+CELL = re.compile(
+    rf"^(supported|supported_with_limits|unsupported)/(listed|inferred)/{FACTS}$|^unknown/none/-$"
+)
 
 
 @pytest.fixture(scope="module")
@@ -35,9 +37,23 @@ def test_generated_table_is_up_to_date():
 
 
 def test_table_format():
-    with open(REPO / "src" / "gpu2npu" / "api_support" / "api_support.csv", newline="", encoding="utf-8") as handle:
+    with open(
+        REPO / "src" / "gpu2npu" / "api_support" / "api_support.csv", newline="", encoding="utf-8"
+    ) as handle:
         rows = list(csv.reader(handle))
-    assert rows[0] == ["api", "npu_api", "1.11.0", "2.1.0", "2.2.0", "2.3.1", "2.4.0", "2.5.1", "2.6.0", "2.7.1", "2.8.0"]
+    assert rows[0] == [
+        "api",
+        "npu_api",
+        "1.11.0",
+        "2.1.0",
+        "2.2.0",
+        "2.3.1",
+        "2.4.0",
+        "2.5.1",
+        "2.6.0",
+        "2.7.1",
+        "2.8.0",
+    ]
     names = [row[0] for row in rows[1:]]
     assert names == sorted(set(names)) and len(names) > 3000
     for row in rows[1:]:
@@ -59,7 +75,11 @@ def test_table_format():
         ("torch.cdist", "2.6.0", ("unsupported", "listed", "docs@2.6.0")),
         ("torch.nn.Transformer", "2.8.0", ("supported_with_limits", "listed", "docs@2.8.0~msprobe@2.8.0")),
         # the 2023 list and msprobe 2.1.0 disagree on the SDP switches
-        ("torch.backends.cuda.sdp_kernel", "2.1.0", ("supported_with_limits", "listed", "msprobe@2.1.0~apimd@2.1.0")),
+        (
+            "torch.backends.cuda.sdp_kernel",
+            "2.1.0",
+            ("supported_with_limits", "listed", "msprobe@2.1.0~apimd@2.1.0"),
+        ),
         # no list for 2.4.0: both neighbours agree
         ("torch.compile", "2.4.0", ("supported_with_limits", "inferred", "msprobe@2.1.0+docs@2.6.0")),
         ("torch.nn.DataParallel", "2.4.0", ("unsupported", "inferred", "msprobe@2.1.0+docs@2.6.0")),
@@ -78,8 +98,14 @@ def test_answers_from_the_facts(kb, api, version, expected):
 
 
 def test_tips_are_actionable(kb):
-    assert kb.lookup("torch.Tensor.lgamma", "1.11.0").tip == "runs on the CPU with torch_npu for torch 1.11.0: expect it to be slow"
-    assert kb.lookup("torch.cdist", "2.8.0").tip == "supported with limits on NPU for torch 2.8.0 (see the Ascend API list)"
+    assert (
+        kb.lookup("torch.Tensor.lgamma", "1.11.0").tip
+        == "runs on the CPU with torch_npu for torch 1.11.0: expect it to be slow"
+    )
+    assert (
+        kb.lookup("torch.cdist", "2.8.0").tip
+        == "supported with limits on NPU for torch 2.8.0 (see the Ascend API list)"
+    )
     assert kb.lookup("torch.export.export", "2.6.0").tip == (
         "not supported on NPU for torch 2.6.0: replace it, or run this part on the CPU"
     )
@@ -89,7 +115,10 @@ def test_tips_are_actionable(kb):
     for api in names[::97]:
         for version in kb.versions:
             found = kb.lookup(api, version)
-            assert found.status in STATUSES and found.tip and found.tip != "NA" and found.chain, (api, version)
+            assert found.status in STATUSES and found.tip and found.tip != "NA" and found.chain, (
+                api,
+                version,
+            )
 
 
 def test_curated_tips(kb):
@@ -99,7 +128,9 @@ def test_curated_tips(kb):
     assert data_parallel.chain[-1] == "CUR: curated tip for torch.nn.DataParallel"
     assert "npugraphs" in kb.lookup("torch.compile", "2.6.0").tip
     assert "npugraphs" not in kb.lookup("torch.compile", "2.1.0").tip
-    assert kb.lookup("torch.jit.script", "2.1.0").tip == "TorchScript is not run on NPU; keep the eager module"
+    assert (
+        kb.lookup("torch.jit.script", "2.1.0").tip == "TorchScript is not run on NPU; keep the eager module"
+    )
 
 
 def test_absent_and_foreign_names(kb):
@@ -149,12 +180,25 @@ def test_user_override_with_a_version_range(kb, tmp_path):
     rules = load_rule_files([write(tmp_path / "lab.yaml", OVERRIDES)])
     for version in ("2.7.1", "2.8.0"):
         found = lookup_in(kb, "torch.cdist", compile_index(rules, version))
-        assert (found.status, found.confidence, found.source, found.tip) == ("supported", "listed", "user:LAB1", "tested on our cluster")
-        assert found.chain[1] == f"overrides the built-in answer supported_with_limits/listed/docs@{version}~msprobe@{version}"
+        assert (found.status, found.confidence, found.source, found.tip) == (
+            "supported",
+            "listed",
+            "user:LAB1",
+            "tested on our cluster",
+        )
+        assert (
+            found.chain[1]
+            == f"overrides the built-in answer supported_with_limits/listed/docs@{version}~msprobe@{version}"
+        )
     assert answer(kb, "torch.cdist", "2.6.0") == ("unsupported", "listed", "docs@2.6.0")
     assert lookup_in(kb, "torch.cdist", compile_index(rules, "2.6.0")).source == "docs@2.6.0"
     # passed directly, an override still applies only to its own versions
-    assert kb.lookup("torch.cdist", "2.6.0", overrides=compile_index(rules, "2.7.1").overrides_for("torch.cdist")).source == "docs@2.6.0"
+    assert (
+        kb.lookup(
+            "torch.cdist", "2.6.0", overrides=compile_index(rules, "2.7.1").overrides_for("torch.cdist")
+        ).source
+        == "docs@2.6.0"
+    )
     foreign = lookup_in(kb, "mylib.fused_op", compile_index(rules, "2.1.0"))
     assert (foreign.status, foreign.source) == ("unsupported", "user:lab.yaml:ApiStatusRule[1]")
     assert foreign.tip == "not supported on NPU for torch 2.1.0: replace it, or run this part on the CPU"
@@ -163,9 +207,14 @@ def test_user_override_with_a_version_range(kb, tmp_path):
 @pytest.mark.parametrize(
     "entry,problem",
     [
-        ("{api: torch.cdist, status: maybe}",
-         "rules.ApiStatusRule[0]: 'status' must be one of supported, supported_with_limits, unsupported, unknown, not 'maybe'"),
-        ("{api: torch..cdist, status: supported}", "rules.ApiStatusRule[0].api: 'torch..cdist' is not a dotted Python name"),
+        (
+            "{api: torch.cdist, status: maybe}",
+            "rules.ApiStatusRule[0]: 'status' must be one of supported, supported_with_limits, unsupported, unknown, not 'maybe'",
+        ),
+        (
+            "{api: torch..cdist, status: supported}",
+            "rules.ApiStatusRule[0].api: 'torch..cdist' is not a dotted Python name",
+        ),
         ("{status: supported}", "rules.ApiStatusRule[0]: missing required field 'api'"),
     ],
 )
@@ -190,7 +239,10 @@ def test_explain_command(tmp_path):
     assert "  1. docs@2.7.1 and msprobe@2.7.1 disagree" in result.stdout
     rules = write(tmp_path / "lab.yaml", OVERRIDES)
     overridden = run_cli("rules", "explain", "torch.cdist", "-v", "2.8.0", "-r", rules)
-    assert "source:     user:LAB1" in overridden.stdout and "tip:        tested on our cluster" in overridden.stdout
+    assert (
+        "source:     user:LAB1" in overridden.stdout
+        and "tip:        tested on our cluster" in overridden.stdout
+    )
     foreign = run_cli("rules", "explain", "numpy.add")
     assert foreign.returncode == 0 and "not judged" in foreign.stdout
     bad_version = run_cli("rules", "explain", "torch.add", "-v", "9.9")

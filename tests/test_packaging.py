@@ -22,14 +22,19 @@ def test_wheel_in_a_fresh_venv_finds_the_builtin_rules(tmp_path):
     venv.create(env_dir, with_pip=False)
     python = env_dir / "bin" / "python"
     site = subprocess.run(
-        [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], capture_output=True, text=True, check=True
+        [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout.strip()
     # Dependencies come from the test environment (appended after the venv's own packages, so
     # the wheel's gpu2npu is the one imported); the wheel itself is unpacked into the venv.
     with open(os.path.join(site, "deps.pth"), "w") as pth:
         pth.write(sysconfig.get_paths()["purelib"] + "\n")
     subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", site, wheel], check=True, capture_output=True
+        [sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", site, wheel],
+        check=True,
+        capture_output=True,
     )
     project = tmp_path / "proj"
     project.mkdir()
@@ -43,4 +48,6 @@ def test_wheel_in_a_fresh_venv_finds_the_builtin_rules(tmp_path):
     assert result.returncode == 0, result.stderr
     module_file, rules_dir = result.stdout.splitlines()[:2]
     assert module_file.startswith(site) and rules_dir == os.path.join(site, "gpu2npu", "_rules")
-    assert (tmp_path / "out" / "proj_msft" / "train.py").read_text() == "import torch\nimport torch_npu\ntorch.npu.synchronize()\n"
+    assert (
+        tmp_path / "out" / "proj_msft" / "train.py"
+    ).read_text() == "import torch\nimport torch_npu\ntorch.npu.synchronize()\n"

@@ -4,13 +4,15 @@ An example is migrated with all built-in rules for the newest version the rule a
 """
 
 import pytest
-
 from helpers import builtin_index, migrate
+
 from gpu2npu.rules.loader import load_builtin_rules
 from gpu2npu.versions import version_key
 
 RULES = [rule for rule in load_builtin_rules().rules if rule.examples]
-CASES = [(rule, number, before, after) for rule in RULES for number, (before, after) in enumerate(rule.examples)]
+CASES = [
+    (rule, number, before, after) for rule in RULES for number, (before, after) in enumerate(rule.examples)
+]
 
 
 @pytest.mark.parametrize("rule,number,before,after", CASES, ids=[f"{c[0].id}-{c[1]}" for c in CASES])

@@ -66,7 +66,10 @@ def test_a_kind_defined_outside_the_package_registers_itself_and_rewrites(tmp_pa
     assert migrate(PROJECT, index=index) == (
         "import mylib\n\nmylib.launch(x, device='npu')  # start\nmylib.launch(x, device='cpu')\n"
     )
-    assert kind_named("AddKeywordRule").describe(index.rules_by_id["TINY1"]) == "mylib.launch(...) gains device='npu'"
+    assert (
+        kind_named("AddKeywordRule").describe(index.rules_by_id["TINY1"])
+        == "mylib.launch(...) gains device='npu'"
+    )
     assert isinstance(kind_named("AddKeywordRule"), RuleKind)
 
 
@@ -79,11 +82,18 @@ def test_a_kind_defined_outside_the_package_works_through_the_command_line(tmp_p
     command = [sys.executable, "-c", entry]
     run = subprocess.run(
         command + ["migrate", "-i", str(project), "-o", str(tmp_path / "out"), "-r", str(rule_file)],
-        env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL,
+        env=env,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
     )
     assert run.returncode == 0, run.stderr
-    with open(tmp_path / "out" / "proj_msft" / "transplant_result_file" / "change_list.csv", newline="") as handle:
+    with open(
+        tmp_path / "out" / "proj_msft" / "transplant_result_file" / "change_list.csv", newline=""
+    ) as handle:
         rows = list(csv.reader(handle))
     assert rows[1:] == [["train.py", "3", "3", "MODIFY", "add device='npu' to mylib.launch", "TINY1"]]
-    listed = subprocess.run(command + ["rules", "list", "-r", str(rule_file)], env=env, capture_output=True, text=True)
+    listed = subprocess.run(
+        command + ["rules", "list", "-r", str(rule_file)], env=env, capture_output=True, text=True
+    )
     assert "| TINY1 " in listed.stdout and "mylib.launch(...) gains device='npu'" in listed.stdout

@@ -3,14 +3,15 @@
 import json
 
 import pytest
-
 from helpers import run_cli
 
 
 def test_rules_list_shows_ids_kinds_and_versions():
     result = run_cli("rules", "list", "-v", "1.11.0")
     assert result.returncode == 0, result.stderr
-    rows = {line.split("|")[1].strip(): line for line in result.stdout.splitlines() if line.startswith("| G2N")}
+    rows = {
+        line.split("|")[1].strip(): line for line in result.stdout.splitlines() if line.startswith("| G2N")
+    }
     assert "| G2N003 | MethodRenameRule     | all" in rows["G2N003"]
     assert "G2N013" not in rows  # Backend.NCCL -> Backend.HCCL is a 2.1.0+ rule
     assert "torch_npu.distributed.Backend.HCCL" in rows["G2N014"]
@@ -18,7 +19,9 @@ def test_rules_list_shows_ids_kinds_and_versions():
 
 def test_rules_list_includes_user_rules(tmp_path):
     rules = tmp_path / "mine.yaml"
-    rules.write_text("rules:\n  FuncNameModifyRule:\n    - {old_name: mylib.gpu_op, new_name: mylib.npu_op}\n")
+    rules.write_text(
+        "rules:\n  FuncNameModifyRule:\n    - {old_name: mylib.gpu_op, new_name: mylib.npu_op}\n"
+    )
     result = run_cli("rules", "list", "-r", rules)
     assert "mine.yaml:FuncNameModifyRule[0]" in result.stdout
     assert "mylib.gpu_op -> mylib.npu_op" in result.stdout
@@ -32,7 +35,9 @@ def test_validate_accepts_the_reference_json_shape(tmp_path):
                 "rules": {
                     "ArgsModifyRule": [{"func_name": "name1", "arg_idx": 0, "arg_new": "agrs0"}],
                     "FuncNameModifyRule": [{"old_name": "func", "new_name": "new_func"}],
-                    "ModuleNameModifyRule": [{"old_name": "module", "new_name": "new_module", "parent_module": "parent_module"}],
+                    "ModuleNameModifyRule": [
+                        {"old_name": "module", "new_name": "new_module", "parent_module": "parent_module"}
+                    ],
                 }
             }
         )
@@ -45,17 +50,27 @@ def test_validate_accepts_the_reference_json_shape(tmp_path):
     "content,problem",
     [
         ('{"rules": {"Nope": []}}', "rules.Nope: unknown rule kind; allowed: "),
-        ('{"rules": {"ReplaceStringRule": [{"str_old": "a", "str_new": "b", "match": "fuzzy"}]}}',
-         "rules.ReplaceStringRule[0]: 'match' must be one of exact, device, prefix, substring, not 'fuzzy'"),
-        ('{"rules": {"NameRenameRule": [{"old_name": "torch..cuda", "new_name": "x"}]}}',
-         "rules.NameRenameRule[0].old_name: 'torch..cuda' is not a dotted Python name"),
-        ('{"rules": {"ArgsModifyRule": [{"func_name": "f", "arg_new": "x"}]}}',
-         "rules.ArgsModifyRule[0]: give 'arg_idx' (>= 0) or 'arg_keyword'"),
+        (
+            '{"rules": {"ReplaceStringRule": [{"str_old": "a", "str_new": "b", "match": "fuzzy"}]}}',
+            "rules.ReplaceStringRule[0]: 'match' must be one of exact, device, prefix, substring, not 'fuzzy'",
+        ),
+        (
+            '{"rules": {"NameRenameRule": [{"old_name": "torch..cuda", "new_name": "x"}]}}',
+            "rules.NameRenameRule[0].old_name: 'torch..cuda' is not a dotted Python name",
+        ),
+        (
+            '{"rules": {"ArgsModifyRule": [{"func_name": "f", "arg_new": "x"}]}}',
+            "rules.ArgsModifyRule[0]: give 'arg_idx' (>= 0) or 'arg_keyword'",
+        ),
         ('{"rules": {"NameRenameRule": [{"old_name": "a.b", "new_name": "c.d", "versions": ">=9.0"}]}}', ""),
-        ('{"rules": {"NameRenameRule": [{"old_name": "a.b", "new_name": "c.d", "versions": ["3.3"]}]}}',
-         "rules.NameRenameRule[0] versions: unknown torch version '3.3'"),
-        ('{"rules": {"NameRenameRule": [{"old_name": "a.b", "new_name": "c.d", "id": "X"}, {"old_name": "a.c", "new_name": "c.e", "id": "X"}]}}',
-         "duplicate rule id 'X'"),
+        (
+            '{"rules": {"NameRenameRule": [{"old_name": "a.b", "new_name": "c.d", "versions": ["3.3"]}]}}',
+            "rules.NameRenameRule[0] versions: unknown torch version '3.3'",
+        ),
+        (
+            '{"rules": {"NameRenameRule": [{"old_name": "a.b", "new_name": "c.d", "id": "X"}, {"old_name": "a.c", "new_name": "c.e", "id": "X"}]}}',
+            "duplicate rule id 'X'",
+        ),
         ('{"rules": [1, 2]}', "the top level must be a mapping with a 'rules' mapping of rule kinds"),
     ],
 )

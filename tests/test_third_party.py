@@ -13,9 +13,9 @@ import os
 
 from helpers import REPO, run_cli, run_cli_without, tree_files, write
 
+from gpu2npu.modes.third_party.analysis import Use, propagate
 from gpu2npu.modes.third_party.callgraph import build_graph, enclosing_function, function_spans
 from gpu2npu.source.modules import module_names
-from gpu2npu.modes.third_party.analysis import Use, propagate
 
 LIBRARY = REPO / "tests" / "projects" / "third_party"
 ENV = REPO / "tests" / "projects" / "third_party_env"
@@ -30,7 +30,20 @@ def rows(path):
 
 
 def analyse(tmp_path, *extra, runner=run_cli):
-    result = runner("analyse", "-i", LIBRARY, "-o", tmp_path / "out", "-m", "third_party", "-v", "2.8.0", "-j", "1", *extra)
+    result = runner(
+        "analyse",
+        "-i",
+        LIBRARY,
+        "-o",
+        tmp_path / "out",
+        "-m",
+        "third_party",
+        "-v",
+        "2.8.0",
+        "-j",
+        "1",
+        *extra,
+    )
     assert result.returncode == 0, result.stderr
     return result, tmp_path / "out" / "third_party_analysis"
 
@@ -40,8 +53,13 @@ def test_every_function_reaching_an_unsupported_api_or_cuda_operator_is_reported
     result, out = analyse(tmp_path, "-env", ENV)
     assert tree_files(LIBRARY) == before
     assert sorted(p.name for p in out.iterdir()) == [
-        "cuda_op.csv", "framework_unsupported_op.csv", "full_unsupported_results.csv", "migration_needed_op.csv",
-        "pytorch_analysis.txt", "report.json", "unknown_op.csv",
+        "cuda_op.csv",
+        "framework_unsupported_op.csv",
+        "full_unsupported_results.csv",
+        "migration_needed_op.csv",
+        "pytorch_analysis.txt",
+        "report.json",
+        "unknown_op.csv",
     ]
     assert rows(out / "full_unsupported_results.csv") == [
         ["File", "3rd-party API", "Message"],
@@ -57,18 +75,25 @@ def test_every_function_reaching_an_unsupported_api_or_cuda_operator_is_reported
         ["mylib/train.py", "mylib.train.fit\nmylib.train_model", f"{DP}\n{EXT}"],
     ]
     callers_of_ext = "mylib.models.Head.forward\nmylib.models.Net.forward\nmylib.models.Runner.predict\nmylib.ops.fused\nmylib.serve.serve\nmylib.train.evaluate\nmylib.train.fit"
-    assert rows(out / "cuda_op.csv") == [["OP Name", "Affected 3rd-party API"], ["mylib._ext.fused_add", callers_of_ext]]
+    assert rows(out / "cuda_op.csv") == [
+        ["OP Name", "Affected 3rd-party API"],
+        ["mylib._ext.fused_add", callers_of_ext],
+    ]
     assert rows(out / "framework_unsupported_op.csv") == [
         ["Torch API", "Affected 3rd-party API"],
         ["torch.nn.DataParallel", "mylib.loop.ping\nmylib.loop.pong\nmylib.ops.parallel\nmylib.train.fit"],
     ]
     assert rows(out / "migration_needed_op.csv") == [
         ["Torch API", "Affected 3rd-party API"],
-        ["*.cuda", "mylib.models.Net.forward\nmylib.models.Runner.predict\nmylib.serve.serve\nmylib.train.evaluate\nmylib.train.fit"],
+        [
+            "*.cuda",
+            "mylib.models.Net.forward\nmylib.models.Runner.predict\nmylib.serve.serve\nmylib.train.evaluate\nmylib.train.fit",
+        ],
     ]
     # Only functions that are not blocked already: Net.describe and ops.odd use torch.adjoint.
     assert rows(out / "unknown_op.csv") == [
-        ["Torch API", "Affected 3rd-party API"], ["torch.adjoint", "mylib.models.Net.describe\nmylib.ops.odd"]
+        ["Torch API", "Affected 3rd-party API"],
+        ["torch.adjoint", "mylib.models.Net.describe\nmylib.ops.odd"],
     ]
     assert result.stdout.splitlines()[:5] == [
         "full_unsupported_results.csv: 10 row(s)",
@@ -85,15 +110,24 @@ def test_every_function_reaching_an_unsupported_api_or_cuda_operator_is_reported
 def test_without_the_env_path_the_call_through_it_is_not_followed(tmp_path):
     _, out = analyse(tmp_path)
     assert "mylib.serve.serve" not in (out / "full_unsupported_results.csv").read_text()
-    assert "jedi: 1 of 1 call(s) on objects of unknown type placed in the library" in (out / "pytorch_analysis.txt").read_text()
+    assert (
+        "jedi: 1 of 1 call(s) on objects of unknown type placed in the library"
+        in (out / "pytorch_analysis.txt").read_text()
+    )
 
 
 def test_without_jedi_the_ast_call_graph_still_works_and_the_log_says_what_is_missing(tmp_path):
     result, out = analyse(tmp_path, runner=functools.partial(run_cli_without, "jedi"))
     names = [row[1] for row in rows(out / "full_unsupported_results.csv")[1:]]
     assert names == [
-        "mylib.loop.ping", "mylib.loop.pong", "mylib.models.Head.forward", "mylib.models.Net.forward\nmylib.Net.forward",
-        "mylib.models.Runner.predict", "mylib.ops.fused", "mylib.ops.parallel", "mylib.train.fit\nmylib.train_model",
+        "mylib.loop.ping",
+        "mylib.loop.pong",
+        "mylib.models.Head.forward",
+        "mylib.models.Net.forward\nmylib.Net.forward",
+        "mylib.models.Runner.predict",
+        "mylib.ops.fused",
+        "mylib.ops.parallel",
+        "mylib.train.fit\nmylib.train_model",
     ]  # evaluate and serve need inference
     assert (
         "jedi is not installed: 1 call(s) on objects of unknown type were not followed, so some callers may be missing; "
@@ -103,10 +137,25 @@ def test_without_jedi_the_ast_call_graph_still_works_and_the_log_says_what_is_mi
 
 def test_the_results_feed_the_analysis_of_code_using_the_library(tmp_path):
     _, out = analyse(tmp_path)
-    write(tmp_path / "app" / "main.py", "import mylib\nfrom mylib.ops import odd\n\nnet = mylib.Net()\nmylib.train_model([])\nodd(1)\n")
-    used = run_cli("analyse", "-i", tmp_path / "app", "-o", tmp_path / "o2", "-v", "2.8.0", "-api", out / "full_unsupported_results.csv")
+    write(
+        tmp_path / "app" / "main.py",
+        "import mylib\nfrom mylib.ops import odd\n\nnet = mylib.Net()\nmylib.train_model([])\nodd(1)\n",
+    )
+    used = run_cli(
+        "analyse",
+        "-i",
+        tmp_path / "app",
+        "-o",
+        tmp_path / "o2",
+        "-v",
+        "2.8.0",
+        "-api",
+        out / "full_unsupported_results.csv",
+    )
     assert used.returncode == 0, used.stderr
-    found = [(row[1], row[3], row[5]) for row in rows(tmp_path / "o2" / "app_analysis" / "unsupported_api.csv")[1:]]
+    found = [
+        (row[1], row[3], row[5]) for row in rows(tmp_path / "o2" / "app_analysis" / "unsupported_api.csv")[1:]
+    ]
     assert found == [("4", "mylib.Net", "unsupported"), ("5", "mylib.train_model", "unsupported")]
 
 
@@ -115,19 +164,25 @@ def test_jedi_leaves_no_cache_behind(tmp_path):
     home, temp = tmp_path / "home", tmp_path / "tmp"
     home.mkdir(), temp.mkdir()
     env = dict(os.environ, HOME=str(home), XDG_CACHE_HOME=str(home / ".cache"), TMPDIR=str(temp))
-    result = run_cli("analyse", "-i", LIBRARY, "-o", tmp_path / "out", "-m", "third_party", "-v", "2.8.0", env=env)
+    result = run_cli(
+        "analyse", "-i", LIBRARY, "-o", tmp_path / "out", "-m", "third_party", "-v", "2.8.0", env=env
+    )
     assert result.returncode == 0, result.stderr
     assert list(home.rglob("*")) == [] and list(temp.iterdir()) == []
 
 
 def test_env_paths_and_mode_mismatches_are_usage_errors(tmp_path):
-    missing = run_cli("analyse", "-i", LIBRARY, "-o", tmp_path / "o", "-m", "third_party", "-env", tmp_path / "nope")
+    missing = run_cli(
+        "analyse", "-i", LIBRARY, "-o", tmp_path / "o", "-m", "third_party", "-env", tmp_path / "nope"
+    )
     assert (missing.returncode, missing.stderr.splitlines()[-1]) == (
-        2, f"gpu2npu: error: -env path '{tmp_path / 'nope'}' is not a directory; pass existing directories to search for imports"
+        2,
+        f"gpu2npu: error: -env path '{tmp_path / 'nope'}' is not a directory; pass existing directories to search for imports",
     )
     wrong = run_cli("analyse", "-i", LIBRARY, "-o", tmp_path / "o", "-v", "2.8", "-env", ENV)
     assert (wrong.returncode, wrong.stderr) == (
-        2, "gpu2npu: error: -env is used by -m third_party only, not by -m torch_apis; drop -env or use -m third_party\n"
+        2,
+        "gpu2npu: error: -env is used by -m third_party only, not by -m torch_apis; drop -env or use -m third_party\n",
     )
     assert not (tmp_path / "o").exists()
 
@@ -141,13 +196,18 @@ def test_several_values_after_one_flag_as_msfmktransplt_takes_them(tmp_path):
 def test_an_unparsable_module_is_listed_and_the_rest_analysed(tmp_path):
     write(tmp_path / "lib" / "good.py", "import torch\n\ndef wrap(m):\n    return torch.nn.DataParallel(m)\n")
     write(tmp_path / "lib" / "bad.py", "def broken(:\n")
-    result = run_cli("analyse", "-i", tmp_path / "lib", "-o", tmp_path / "out", "-m", "third_party", "-v", "2.8.0")
+    result = run_cli(
+        "analyse", "-i", tmp_path / "lib", "-o", tmp_path / "out", "-m", "third_party", "-v", "2.8.0"
+    )
     assert result.returncode == 0, result.stderr
     out = tmp_path / "out" / "lib_analysis"
     assert rows(out / "full_unsupported_results.csv")[1:] == [
         ["good.py", "good.wrap", "file_path:good.py, start_line:4, api_name:torch.nn.DataParallel"]
     ]
-    assert "bad.py: skipped: cannot be parsed as Python 3 (syntax error at line 1)" in (out / "pytorch_analysis.txt").read_text()
+    assert (
+        "bad.py: skipped: cannot be parsed as Python 3 (syntax error at line 1)"
+        in (out / "pytorch_analysis.txt").read_text()
+    )
 
 
 # -- units ---------------------------------------------------------------------------------
@@ -168,32 +228,48 @@ def test_a_package_given_as_input_keeps_its_name(tmp_path):
 
 
 def test_module_names_start_below_the_highest_folder_without_init():
-    names = module_names(["src/pkg/__init__.py", "src/pkg/sub/mod.py", "tool.py", "src/pkg/sub/__init__.py"], {"src/pkg", "src/pkg/sub"})
-    assert names == {"src/pkg/__init__.py": "pkg", "src/pkg/sub/mod.py": "pkg.sub.mod", "tool.py": "tool", "src/pkg/sub/__init__.py": "pkg.sub"}
-    assert module_names(["__init__.py", "a.py", "sub/b.py"], {"", "sub"}, "lib") == {"__init__.py": "lib", "a.py": "lib.a", "sub/b.py": "lib.sub.b"}
+    names = module_names(
+        ["src/pkg/__init__.py", "src/pkg/sub/mod.py", "tool.py", "src/pkg/sub/__init__.py"],
+        {"src/pkg", "src/pkg/sub"},
+    )
+    assert names == {
+        "src/pkg/__init__.py": "pkg",
+        "src/pkg/sub/mod.py": "pkg.sub.mod",
+        "tool.py": "tool",
+        "src/pkg/sub/__init__.py": "pkg.sub",
+    }
+    assert module_names(["__init__.py", "a.py", "sub/b.py"], {"", "sub"}, "lib") == {
+        "__init__.py": "lib",
+        "a.py": "lib.a",
+        "sub/b.py": "lib.sub.b",
+    }
 
 
 def test_alias_cycles_and_class_cycles_end():
-    graph = graph_of({
-        "p/__init__.py": "",
-        "p/a.py": "from p.b import thing\nclass A(B2):\n    pass\nfrom p.b import B as B2\n",
-        "p/b.py": "from p.a import thing\nfrom p.a import A\nclass B(A):\n    def run(self):\n        return thing()\n",
-    })
+    graph = graph_of(
+        {
+            "p/__init__.py": "",
+            "p/a.py": "from p.b import thing\nclass A(B2):\n    pass\nfrom p.b import B as B2\n",
+            "p/b.py": "from p.a import thing\nfrom p.a import A\nclass B(A):\n    def run(self):\n        return thing()\n",
+        }
+    )
     assert graph.canonical("p.a.thing") is None
     assert graph.mro("p.b.B") == ["p.b.B", "p.a.A"]
     assert graph.method("p.a.A", "run") == "p.b.B.run"
 
 
 def test_self_super_instances_and_class_calls_become_edges():
-    graph = graph_of({
-        "m.py": (
-            "class Base:\n    def __init__(self):\n        self.block = Block()\n    def step(self):\n        return 1\n"
-            "class Block:\n    def forward(self, x):\n        return x\n    def reset(self):\n        pass\n"
-            "class Child(Base):\n"
-            "    def step(self):\n        super().step()\n        self.block(1)\n        self.block.reset()\n        return helper()\n"
-            "def helper():\n    b = Block()\n    b.reset()\n    return Child().step()\n"
-        )
-    })
+    graph = graph_of(
+        {
+            "m.py": (
+                "class Base:\n    def __init__(self):\n        self.block = Block()\n    def step(self):\n        return 1\n"
+                "class Block:\n    def forward(self, x):\n        return x\n    def reset(self):\n        pass\n"
+                "class Child(Base):\n"
+                "    def step(self):\n        super().step()\n        self.block(1)\n        self.block.reset()\n        return helper()\n"
+                "def helper():\n    b = Block()\n    b.reset()\n    return Child().step()\n"
+            )
+        }
+    )
     assert graph.edges == {
         "m.Child.step": {"m.Base.step", "m.Block.forward", "m.Block.reset", "m.helper"},
         "m.helper": {"m.Block.reset", "m.Base.__init__", "m.Child.step"},
@@ -207,18 +283,46 @@ def test_propagation_through_a_cycle_reaches_every_member_and_ends():
 
 
 def test_uses_belong_to_the_innermost_function():
-    graph = graph_of({"m.py": "def outer():\n    def inner():\n        pass\n    return 1\nclass C:\n    def m(self):\n        x = 1\n"})
+    graph = graph_of(
+        {
+            "m.py": "def outer():\n    def inner():\n        pass\n    return 1\nclass C:\n    def m(self):\n        x = 1\n"
+        }
+    )
     spans = function_spans(graph)["m.py"]
-    assert [enclosing_function(spans, line) for line in (1, 3, 4, 5, 7)] == ["m.outer", "m.outer", "m.outer", None, "m.C.m"]
+    assert [enclosing_function(spans, line) for line in (1, 3, 4, 5, 7)] == [
+        "m.outer",
+        "m.outer",
+        "m.outer",
+        None,
+        "m.C.m",
+    ]
 
 
 def test_a_library_built_on_an_analysed_one_inherits_its_results_through_api_files(tmp_path):
     _, out = analyse(tmp_path)
-    write(tmp_path / "lib2" / "wrappers.py", "import mylib\n\n\ndef quick_fit(data):\n    return mylib.train_model(data)\n\n\ndef outer(d):\n    return quick_fit(d)\n")
-    result = run_cli("analyse", "-i", tmp_path / "lib2", "-o", tmp_path / "o2", "-m", "third_party", "-v", "2.8.0",
-                     "-api", out / "full_unsupported_results.csv")
+    write(
+        tmp_path / "lib2" / "wrappers.py",
+        "import mylib\n\n\ndef quick_fit(data):\n    return mylib.train_model(data)\n\n\ndef outer(d):\n    return quick_fit(d)\n",
+    )
+    result = run_cli(
+        "analyse",
+        "-i",
+        tmp_path / "lib2",
+        "-o",
+        tmp_path / "o2",
+        "-m",
+        "third_party",
+        "-v",
+        "2.8.0",
+        "-api",
+        out / "full_unsupported_results.csv",
+    )
     assert result.returncode == 0, result.stderr
     assert rows(tmp_path / "o2" / "lib2_analysis" / "full_unsupported_results.csv")[1:] == [
         ["wrappers.py", "wrappers.outer", "file_path:wrappers.py, start_line:5, api_name:mylib.train_model"],
-        ["wrappers.py", "wrappers.quick_fit", "file_path:wrappers.py, start_line:5, api_name:mylib.train_model"],
+        [
+            "wrappers.py",
+            "wrappers.quick_fit",
+            "file_path:wrappers.py, start_line:5, api_name:mylib.train_model",
+        ],
     ]

@@ -41,7 +41,9 @@ def test_python_dash_m_runs_the_cli():
     assert (result.returncode, result.stdout) == (0, "gpu2npu, version 0.1.0\n")
 
 
-@pytest.mark.parametrize("text,version", [("2.1", "2.1.0"), ("v2.7", "2.7.1"), ("2.8.0", "2.8.0"), ("1.11", "1.11.0")])
+@pytest.mark.parametrize(
+    "text,version", [("2.1", "2.1.0"), ("v2.7", "2.7.1"), ("2.8.0", "2.8.0"), ("1.11", "1.11.0")]
+)
 def test_short_versions(text, version):
     assert resolve_version(text) == version
 

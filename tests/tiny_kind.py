@@ -18,7 +18,11 @@ class AddKeyword(RuleKind):
     }
 
     def validate(self, fields):
-        return None if fields["keyword"].isidentifier() else f"'keyword' must be a name, not {fields['keyword']!r}"
+        return (
+            None
+            if fields["keyword"].isidentifier()
+            else f"'keyword' must be a name, not {fields['keyword']!r}"
+        )
 
     def compile(self, rule, index):
         index.add_call_edit(rule["func_name"], rule, self.apply)
@@ -36,6 +40,8 @@ class AddKeyword(RuleKind):
         if any(arg.keyword is not None and arg.keyword.value == rule["keyword"] for arg in call.args):
             return call
         ctx.record("MODIFY", f"add {rule['keyword']}={rule['value']} to {rule['func_name']}", rule.id)
-        tight = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
+        tight = cst.AssignEqual(
+            whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")
+        )
         added = cst.Arg(cst.parse_expression(rule["value"]), keyword=cst.Name(rule["keyword"]), equal=tight)
         return call.with_changes(args=[*call.args, added])

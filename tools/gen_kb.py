@@ -55,7 +55,9 @@ from gpu2npu.api_support.table import (  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 KB = ROOT / "kb"
 OUTPUT = ROOT / "src" / "gpu2npu" / "api_support" / "api_support.csv"
-VERSIONS = [str(v) for v in yaml.safe_load((ROOT / "src" / "gpu2npu" / "versions.yaml").read_text())["versions"]]
+VERSIONS = [
+    str(v) for v in yaml.safe_load((ROOT / "src" / "gpu2npu" / "versions.yaml").read_text())["versions"]
+]
 
 # Status codes of the lists. docs 'P' (depends on the chip) is a limit; docs 'V' (listed without
 # a status) and apimd 'V' (the doc says: not tested) give no answer.
@@ -101,7 +103,9 @@ class Facts:
     listed_versions: Tuple[str, ...] = ()  # target versions with an API list of their own
 
     def names(self) -> List[str]:
-        return sorted(set(self.docs) | set(self.msprobe) | set(self.apimd) | set().union(*self.intercepted.values()))
+        return sorted(
+            set(self.docs) | set(self.msprobe) | set(self.apimd) | set().union(*self.intercepted.values())
+        )
 
 
 def versions_with_a_list(*tables: Dict[str, Dict[str, str]]) -> Tuple[str, ...]:
@@ -309,8 +313,12 @@ PATTERN_MATCHERS = {
         )
     ],
     "RMSNorm module (e.g. LlamaRMSNorm.forward)": [{"match": "class_suffix", "suffix": "RMSNorm"}],
-    "rotary position embedding (apply_rotary_pos_emb)": [{"match": "function", "name": "apply_rotary_pos_emb"}],
-    "torch.nn.functional.gelu (fast approximation acceptable)": [{"match": "call", "api": "torch.nn.functional.gelu"}],
+    "rotary position embedding (apply_rotary_pos_emb)": [
+        {"match": "function", "name": "apply_rotary_pos_emb"}
+    ],
+    "torch.nn.functional.gelu (fast approximation acceptable)": [
+        {"match": "call", "api": "torch.nn.functional.gelu"}
+    ],
     "torch.nn.functional.silu / Mish activations": [
         {"match": "call", "api": "torch.nn.functional.silu", "replacement": "torch_npu.npu_silu"},
         {"match": "call", "api": "torch.nn.functional.mish", "replacement": "torch_npu.npu_mish"},
@@ -365,8 +373,15 @@ def affinity_entries(row: Dict[str, str], with_torch_npu: Set[str]) -> Tuple[Lis
         return [], "apex replacement only"
     common = {"replacement": row["replacement"], "versions": present.split(), "source": row["evidence"]}
     if kind == "user-defined function":
-        return [{"match": "function", "type": "function", "name": original,
-                 "params": split_params(detail.removeprefix("params=")), **common}], ""
+        return [
+            {
+                "match": "function",
+                "type": "function",
+                "name": original,
+                "params": split_params(detail.removeprefix("params=")),
+                **common,
+            }
+        ], ""
     if kind == "user-defined class":
         return [{"match": "class", "type": "class", "name": original, **class_detail(detail), **common}], ""
     if kind == "torch api call":
@@ -382,16 +397,30 @@ def affinity_entries(row: Dict[str, str], with_torch_npu: Set[str]) -> Tuple[Lis
         assert replacement in replacements, (original, replacement)
         fields = {key: value for key, value in matcher.items() if key not in ("match", "replacement")}
         # A list of its own per entry: a shared one would be dumped as a YAML alias.
-        entries.append({"match": matcher["match"], "type": "pattern", **fields, **common,
-                        "replacement": replacement, "versions": list(common["versions"])})
+        entries.append(
+            {
+                "match": matcher["match"],
+                "type": "pattern",
+                **fields,
+                **common,
+                "replacement": replacement,
+                "versions": list(common["versions"]),
+            }
+        )
     return entries, ""
 
 
 def special_entry(namespaces: Dict[str, dict]) -> Dict[str, object]:
     namespace, name = SPECIAL_REPLACEMENT.rsplit(".", 1)
     versions = [v for v in VERSIONS if name in namespaces.get(f"v{v}", {}).get(namespace, [])]
-    return {"match": "subscript_assign", "type": "special", "call_name": SPECIAL_CALL_NAME,
-            "replacement": SPECIAL_REPLACEMENT, "versions": versions, "source": "MSAFF+NS"}
+    return {
+        "match": "subscript_assign",
+        "type": "special",
+        "call_name": SPECIAL_CALL_NAME,
+        "replacement": SPECIAL_REPLACEMENT,
+        "versions": versions,
+        "source": "MSAFF+NS",
+    }
 
 
 def render_affinity(facts: Path = AFFINITY_FACTS, namespaces: Path = NAMESPACES) -> str:

@@ -70,12 +70,41 @@ def chosen_version(text) -> str:
 
 
 @main.command()
-@click.option("-i", "--input", "input_path", required=True, type=click.Path(path_type=Path), help="Project directory or single .py file.")
-@click.option("-o", "--output", "output_path", required=True, type=click.Path(path_type=Path), help="Directory that receives <name>_msft/ (created if missing).")
+@click.option(
+    "-i",
+    "--input",
+    "input_path",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="Project directory or single .py file.",
+)
+@click.option(
+    "-o",
+    "--output",
+    "output_path",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="Directory that receives <name>_msft/ (created if missing).",
+)
 @version_option
-@click.option("-r", "--rule", "rule_files", multiple=True, metavar="FILE", help="Extra rule file (JSON or YAML); repeat for several.")
-@click.option("--disable-rule", "disabled", multiple=True, metavar="ID", help="Switch off a rule by id; repeat for several.")
-@click.option("-j", "--jobs", default=0, type=click.IntRange(min=0), help="Worker processes (default: all cores).")
+@click.option(
+    "-r",
+    "--rule",
+    "rule_files",
+    multiple=True,
+    metavar="FILE",
+    help="Extra rule file (JSON or YAML); repeat for several.",
+)
+@click.option(
+    "--disable-rule",
+    "disabled",
+    multiple=True,
+    metavar="ID",
+    help="Switch off a rule by id; repeat for several.",
+)
+@click.option(
+    "-j", "--jobs", default=0, type=click.IntRange(min=0), help="Worker processes (default: all cores)."
+)
 @click.option("--force", is_flag=True, help="Replace an existing <name>_msft output.")
 @click.option("--diff", is_flag=True, help="Write nothing; print a unified diff of every change.")
 def migrate(input_path, output_path, version, rule_files, disabled, jobs, force, diff):
@@ -102,7 +131,9 @@ def migrate(input_path, output_path, version, rule_files, disabled, jobs, force,
         click.echo(f"migrated {input_path} -> {output_path / run.output_name} in {elapsed:.1f} s")
         click.echo(f"reports: {output_path / run.output_name / 'transplant_result_file'}")
     if run.had_internal_errors:
-        click.echo("gpu2npu: some files hit an internal error and were copied unchanged; please report it", err=True)
+        click.echo(
+            "gpu2npu: some files hit an internal error and were copied unchanged; please report it", err=True
+        )
         sys.exit(1)
 
 
@@ -113,7 +144,9 @@ def rules():
 
 @rules.command("list")
 @version_option
-@click.option("-r", "--rule", "rule_files", multiple=True, metavar="FILE", help="Also list the rules of this file.")
+@click.option(
+    "-r", "--rule", "rule_files", multiple=True, metavar="FILE", help="Also list the rules of this file."
+)
 @click.option("--all-versions", is_flag=True, help="List rules of every version, not only the target's.")
 def rules_list(version, rule_files, all_versions):
     """List rule ids, kinds and what each rule does."""
@@ -137,7 +170,14 @@ def rules_validate(files):
 @rules.command("explain")
 @click.argument("name")
 @version_option
-@click.option("-r", "--rule", "rule_files", multiple=True, metavar="FILE", help="Also apply the ApiStatusRule entries of this file.")
+@click.option(
+    "-r",
+    "--rule",
+    "rule_files",
+    multiple=True,
+    metavar="FILE",
+    help="Also apply the ApiStatusRule entries of this file.",
+)
 def rules_explain(name, version, rule_files):
     """Show whether a torch API works on NPU for a version, and the facts behind the answer."""
     from gpu2npu.commands.rules import explain
@@ -148,8 +188,16 @@ def rules_explain(name, version, rule_files):
 @main.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 @version_option
-@click.option("-r", "--rule", "rule_files", multiple=True, metavar="FILE", help="Extra rule file (JSON or YAML).")
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif", "junit", "github"]), default="text", show_default=True)
+@click.option(
+    "-r", "--rule", "rule_files", multiple=True, metavar="FILE", help="Extra rule file (JSON or YAML)."
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "sarif", "junit", "github"]),
+    default="text",
+    show_default=True,
+)
 @click.option("--output", type=click.Path(path_type=Path), help="Write the report here instead of stdout.")
 @click.option(
     "--fail-on",
@@ -160,8 +208,16 @@ def rules_explain(name, version, rule_files):
 )
 @click.option("--baseline", type=click.Path(path_type=Path), help="Accepted findings: fail only on new ones.")
 @click.option("--update-baseline", is_flag=True, help="Write the current findings to --baseline and exit 0.")
-@click.option("--exclude", "excludes", multiple=True, metavar="GLOB", help="Skip paths matching GLOB; repeat for several.")
-@click.option("-j", "--jobs", default=0, type=click.IntRange(min=0), help="Worker processes (default: all cores).")
+@click.option(
+    "--exclude",
+    "excludes",
+    multiple=True,
+    metavar="GLOB",
+    help="Skip paths matching GLOB; repeat for several.",
+)
+@click.option(
+    "-j", "--jobs", default=0, type=click.IntRange(min=0), help="Worker processes (default: all cores)."
+)
 def check(paths, version, rule_files, fmt, output, fail_on, baseline, update_baseline, excludes, jobs):
     """Fail (exit 1) when PATHS hold code that will not run on Ascend NPU; read-only.
 
@@ -174,7 +230,15 @@ def check(paths, version, rule_files, fmt, output, fail_on, baseline, update_bas
         raise UserError("--update-baseline needs --baseline FILE", "name the file to write")
     target = resolve_version(version) if version else default_version()
     result = run_check(
-        paths, target, rule_files, fail_on, baseline, update_baseline, excludes, jobs, progress=sys.stderr.isatty()
+        paths,
+        target,
+        rule_files,
+        fail_on,
+        baseline,
+        update_baseline,
+        excludes,
+        jobs,
+        progress=sys.stderr.isatty(),
     )
     report = render(fmt, result.findings, result.summary, result.failing)
     if output is not None:
@@ -215,8 +279,22 @@ class ManyValues(click.Option):
 
 
 @main.command()
-@click.option("-i", "--input", "input_path", required=True, type=click.Path(path_type=Path), help="Project (or library) directory, or a .py file.")
-@click.option("-o", "--output", "output_path", required=True, type=click.Path(path_type=Path), help="Directory that receives <name>_analysis/ (created if missing).")
+@click.option(
+    "-i",
+    "--input",
+    "input_path",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="Project (or library) directory, or a .py file.",
+)
+@click.option(
+    "-o",
+    "--output",
+    "output_path",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="Directory that receives <name>_analysis/ (created if missing).",
+)
 @version_option
 @click.option(
     "-m",
@@ -226,12 +304,30 @@ class ManyValues(click.Option):
     show_default=True,
     help="Analysis mode.",
 )
-@click.option("-api", "--api-files", "api_files", cls=ManyValues, type=click.Path(path_type=Path), metavar="CSV...",
-              help="full_unsupported_results.csv of a third_party analysis; its functions count as unsupported.")
-@click.option("-env", "--env-path", "env_paths", cls=ManyValues, type=click.Path(path_type=Path), metavar="DIR...",
-              help="third_party: more directories to resolve imports in (installed libraries, other checkouts).")
-@click.option("-r", "--rule", "rule_files", multiple=True, metavar="FILE", help="Extra rule file (JSON or YAML).")
-@click.option("-j", "--jobs", default=0, type=click.IntRange(min=0), help="Worker processes (default: all cores).")
+@click.option(
+    "-api",
+    "--api-files",
+    "api_files",
+    cls=ManyValues,
+    type=click.Path(path_type=Path),
+    metavar="CSV...",
+    help="full_unsupported_results.csv of a third_party analysis; its functions count as unsupported.",
+)
+@click.option(
+    "-env",
+    "--env-path",
+    "env_paths",
+    cls=ManyValues,
+    type=click.Path(path_type=Path),
+    metavar="DIR...",
+    help="third_party: more directories to resolve imports in (installed libraries, other checkouts).",
+)
+@click.option(
+    "-r", "--rule", "rule_files", multiple=True, metavar="FILE", help="Extra rule file (JSON or YAML)."
+)
+@click.option(
+    "-j", "--jobs", default=0, type=click.IntRange(min=0), help="Worker processes (default: all cores)."
+)
 @click.option("--force", is_flag=True, help="Replace an existing <name>_analysis output.")
 def analyse(input_path, output_path, version, mode, api_files, env_paths, rule_files, jobs, force):
     from gpu2npu.commands.analyse import run_analysis

@@ -64,15 +64,21 @@ def listed_chain(cell: Cell, context: Context) -> List[str]:
     facts = cell.facts()
     lead = facts[0]
     skipped = LIST_ORDER[: LIST_ORDER.index(lead.name)] if lead.name in LIST_ORDER else ()
-    lines = [f"{name}@{context.version}: no status for this name" for name in skipped if name in context.lists]
+    lines = [
+        f"{name}@{context.version}: no status for this name" for name in skipped if name in context.lists
+    ]
     if cell.conflict:
-        lines.append(f"{facts[0]} and {facts[1]} disagree -> {cell.status} (a conflict is never reported as unsupported)")
+        lines.append(
+            f"{facts[0]} and {facts[1]} disagree -> {cell.status} (a conflict is never reported as unsupported)"
+        )
     elif len(facts) == 2:
         lines.append(f"{facts[0]} and {facts[1]} agree that it runs, one states limits -> {cell.status}")
     elif lead.name == "intercept":
         lines.append(f"{lead}: torch_npu for torch {lead.version} makes this API raise -> {cell.status}")
     else:
-        lines.append(f"{lead}: {cell.status} in {LIST_TITLES.get(lead.name, lead.name)} for torch {lead.version}")
+        lines.append(
+            f"{lead}: {cell.status} in {LIST_TITLES.get(lead.name, lead.name)} for torch {lead.version}"
+        )
     return lines
 
 
@@ -104,7 +110,9 @@ def inferred_chain(cell: Cell, context: Context) -> List[str]:
     if len(neighbours) == 2:
         lines.append(f"both neighbours agree -> {cell.status} (inferred)")
     elif neighbours:
-        lines.append(f"torch {neighbours[0].version} and the operator evidence agree -> {cell.status} (inferred)")
+        lines.append(
+            f"torch {neighbours[0].version} and the operator evidence agree -> {cell.status} (inferred)"
+        )
     else:
         lines.append(f"operator evidence -> {cell.status} (inferred)")
     return lines
@@ -118,7 +126,11 @@ def unknown_chain(context: Context) -> List[str]:
     if len(neighbours) == 2 and len(answers) == 2:
         lines.append("the neighbours disagree -> unknown")
     elif len(neighbours) == 1 and answers:
-        evidence = "there is none for this name" if operator_name(context.api) is None else "it is missing or disagrees"
+        evidence = (
+            "there is none for this name"
+            if operator_name(context.api) is None
+            else "it is missing or disagrees"
+        )
         lines.append(
             f"a single neighbour counts only with agreeing operator evidence for torch {context.version}; "
             f"{evidence} -> unknown"

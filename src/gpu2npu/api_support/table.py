@@ -30,7 +30,7 @@ def operator_name(api: str) -> Optional[str]:
     """The ATen operator a torch.* / torch.Tensor.* / torch.nn.functional.* function wraps."""
     for prefix in OPERATOR_PREFIXES:
         if api.startswith(prefix):
-            rest = api[len(prefix):]
+            rest = api[len(prefix) :]
             return rest if rest and "." not in rest else None
     return None
 

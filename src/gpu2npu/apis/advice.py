@@ -241,7 +241,9 @@ def parse_advice(path: Path) -> AdviceData:
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise RuleFileError(path, "", f"cannot read the advice file ({exc})") from None
     if not isinstance(data, dict) or set(data) - set(_SECTIONS):
-        raise RuleFileError(path, "", f"the top level must be a mapping with the sections {', '.join(_SECTIONS)}")
+        raise RuleFileError(
+            path, "", f"the top level must be a mapping with the sections {', '.join(_SECTIONS)}"
+        )
     checks = [_parameter_check(path, where, entry) for where, entry in _entries(path, data, "parameters")]
     return AdviceData(
         precision=_api_advice(path, data, "precision"),
@@ -266,7 +268,9 @@ def _entries(path: Path, data: dict, section: str) -> List[Tuple[str, dict]]:
     return result
 
 
-def _fields(path: Path, where: str, entry: dict, required: Iterable[str], optional: Iterable[str] = ()) -> None:
+def _fields(
+    path: Path, where: str, entry: dict, required: Iterable[str], optional: Iterable[str] = ()
+) -> None:
     required = tuple(required)
     allowed = set(required) | set(optional) | {"source"}  # source: where the fact comes from
     unknown = sorted(set(entry) - allowed)
@@ -308,7 +312,9 @@ def _parameter_check(path: Path, where: str, entry: dict) -> ParameterCheck:
         raise RuleFileError(path, f"{where}.position", "must be a 0-based index (an integer >= 0)")
     only_if = entry.get("only_if", "")
     if only_if and only_if not in CONDITIONS:
-        raise RuleFileError(path, f"{where}.only_if", f"unknown condition; known: {', '.join(sorted(CONDITIONS))}")
+        raise RuleFileError(
+            path, f"{where}.only_if", f"unknown condition; known: {', '.join(sorted(CONDITIONS))}"
+        )
     by_method = "method" in entry
     value_field = "expected" if "expected" in entry else "unexpected"
     return ParameterCheck(
@@ -334,9 +340,15 @@ def _group(checks: Iterable[ParameterCheck]) -> Dict[str, Tuple[ParameterCheck, 
 def _suggested_use(path: Path, where: str, entry: dict) -> SuggestedUse:
     _fields(path, where, entry, ("method", "advice"), ("when_used",))
     when_used = entry.get("when_used")
-    if not isinstance(when_used, list) or not when_used or not all(isinstance(a, str) and a for a in when_used):
+    if (
+        not isinstance(when_used, list)
+        or not when_used
+        or not all(isinstance(a, str) and a for a in when_used)
+    ):
         raise RuleFileError(path, f"{where}.when_used", "must be a non-empty list of API names")
-    return SuggestedUse(_text(path, where, entry, "method"), tuple(when_used), _text(path, where, entry, "advice"))
+    return SuggestedUse(
+        _text(path, where, entry, "method"), tuple(when_used), _text(path, where, entry, "advice")
+    )
 
 
 def _configuration(path: Path, where: str, entry: dict) -> Tuple[str, str]:

@@ -30,7 +30,9 @@ def _names(path: Path) -> List[str]:
         with open(path, newline="", encoding="utf-8") as handle:
             reader = csv.DictReader(handle)
             if reader.fieldnames is None or COLUMN not in reader.fieldnames:
-                raise UserError(f"-api file '{path}' has no '{COLUMN}' column", "pass a full_unsupported_results.csv")
+                raise UserError(
+                    f"-api file '{path}' has no '{COLUMN}' column", "pass a full_unsupported_results.csv"
+                )
             cells = [row[COLUMN] or "" for row in reader]
     except (OSError, UnicodeDecodeError) as exc:
         raise UserError(f"-api file '{path}' cannot be read ({exc})", "pass a readable CSV file") from None
@@ -47,7 +49,11 @@ def _status_rule(path: Path, number: int, name: str) -> Rule:
     return Rule(
         kind="ApiStatusRule",
         id=f"{path.name}:{number}",
-        fields={"api": name, "status": "unsupported", "tip": f"calls into {name}, which uses APIs not supported on NPU ({path.name})"},
+        fields={
+            "api": name,
+            "status": "unsupported",
+            "tip": f"calls into {name}, which uses APIs not supported on NPU ({path.name})",
+        },
         versions=frozenset(known_versions()),
         source=f"{path.name}: {COLUMN}",
     )

@@ -13,7 +13,9 @@ class CallSite:
     end_line: int
     api: str  # fully qualified name through the file's imports ('torch.optim.Adam', 'torch.optim.Adam.step'); '' when unknown
     kind: str  # 'call', 'base' (class base), 'decorator', 'import'
-    method: str = ""  # the called method's name when the receiver's type is unknown ('to' in x.to(d)); api is '' then
+    method: str = (
+        ""  # the called method's name when the receiver's type is unknown ('to' in x.to(d)); api is '' then
+    )
     args: Tuple[str, ...] = ()  # source text of the positional arguments
     keywords: Tuple[Tuple[str, str], ...] = ()  # (keyword, source text of the value)
     receiver: str = ""  # dotted receiver of a method call whose type is unknown ('ext' in ext.op(x))

@@ -157,7 +157,15 @@ class _Collector(ScopedReader):
         keywords = tuple((k.arg or "**", text(k.value)) for k in node.keywords)
         self.sites.append(
             CallSite(
-                self.rel, node.lineno, node.end_lineno or node.lineno, api, "call", method, args, keywords, receiver,
+                self.rel,
+                node.lineno,
+                node.end_lineno or node.lineno,
+                api,
+                "call",
+                method,
+                args,
+                keywords,
+                receiver,
                 node.col_offset + 1,
             )
         )

@@ -15,7 +15,9 @@ ANALYSED_ROOTS = frozenset({"torch", "torch_npu"})
 @dataclass(frozen=True)
 class AnalysisContext:
     version: str
-    roots: FrozenSet[str] = ANALYSED_ROOTS  # API roots whose uses are kept (torch, CUDA-only libraries, extensions)
+    roots: FrozenSet[str] = (
+        ANALYSED_ROOTS  # API roots whose uses are kept (torch, CUDA-only libraries, extensions)
+    )
     methods: FrozenSet[str] = frozenset()  # method names kept even when the receiver is unknown
     detail_for: FrozenSet[str] = frozenset()  # APIs and methods whose argument texts an analysis reads
     references: FrozenSet[str] = frozenset()  # APIs whose references (not only calls) are uses

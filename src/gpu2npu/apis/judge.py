@@ -18,14 +18,19 @@ from gpu2npu.apis.cuda_ops import CudaOp, Extension, ops_for_call
 from gpu2npu.rules.index import RuleIndex
 
 UNSUPPORTED, UNKNOWN, LIMITED = "unsupported", "unknown", "supported_with_limits"
-API, CUDA_OP = "api", "cuda-op"  # what a row is about: an API with a status, a call of the project's CUDA operator
+API, CUDA_OP = (
+    "api",
+    "cuda-op",
+)  # what a row is about: an API with a status, a call of the project's CUDA operator
 # Torch base classes whose methods subclasses inherit (checked when a subclass's method is not listed).
 INHERITED_FROM = (
     ("torch.nn.", "torch.nn.Module"),
     ("torch.optim.lr_scheduler.", "torch.optim.lr_scheduler.LRScheduler"),
     ("torch.optim.", "torch.optim.Optimizer"),
 )
-CUDA_OP_TIP = "user-defined CUDA operator: port it to the NPU (Ascend C custom operator or torch/torch_npu operators)"
+CUDA_OP_TIP = (
+    "user-defined CUDA operator: port it to the NPU (Ascend C custom operator or torch/torch_npu operators)"
+)
 
 
 @dataclass(frozen=True, order=True)
@@ -43,7 +48,16 @@ class ApiRow:
     rule: str = field(default="", compare=False)  # the id of the status rule that decided the row, if one did
 
     def as_tuple(self) -> tuple:
-        return (self.file, self.start_line, self.end_line, self.op, self.tip, self.status, self.confidence, self.source)
+        return (
+            self.file,
+            self.start_line,
+            self.end_line,
+            self.op,
+            self.tip,
+            self.status,
+            self.confidence,
+            self.source,
+        )
 
 
 @dataclass
@@ -58,7 +72,9 @@ class ApiReports:
 class ApiJudge:
     """Decides the row (if any) for one use of an API."""
 
-    def __init__(self, index: RuleIndex, kb: KnowledgeBase, ops: Sequence[CudaOp], extensions: Sequence[Extension]):
+    def __init__(
+        self, index: RuleIndex, kb: KnowledgeBase, ops: Sequence[CudaOp], extensions: Sequence[Extension]
+    ):
         self.index = index
         self.version = index.version
         self.kb = kb
@@ -75,7 +91,9 @@ class ApiJudge:
         op = self._cuda_op(site)
         if op is not None:
             source = f"cuda_op_list:{op.file}"
-            return self._make(site, _call_name(site), CUDA_OP_TIP, UNSUPPORTED, "listed", source, category=CUDA_OP)
+            return self._make(
+                site, _call_name(site), CUDA_OP_TIP, UNSUPPORTED, "listed", source, category=CUDA_OP
+            )
         if not site.api:
             return None
         if is_torch_name(site.api):
@@ -159,12 +177,27 @@ class ApiJudge:
         return ops_for_call(_call_name(site), len(site.args), site.keywords, self.ops, self.extensions)
 
     def _answer_row(self, site: CallSite, op: str, answer) -> ApiRow:
-        return self._make(site, op, answer.tip, answer.status, answer.confidence, answer.source, rule=answer.rule_id)
+        return self._make(
+            site, op, answer.tip, answer.status, answer.confidence, answer.source, rule=answer.rule_id
+        )
 
     @staticmethod
-    def _make(site: CallSite, op: str, tip: str, status: str, confidence: str, source: str, **extra) -> ApiRow:
+    def _make(
+        site: CallSite, op: str, tip: str, status: str, confidence: str, source: str, **extra
+    ) -> ApiRow:
         source = "not listed" if source == "-" else source
-        return ApiRow(site.file, site.start_line, site.end_line, op, tip, status, confidence, source, site.column, **extra)
+        return ApiRow(
+            site.file,
+            site.start_line,
+            site.end_line,
+            op,
+            tip,
+            status,
+            confidence,
+            source,
+            site.column,
+            **extra,
+        )
 
 
 def _ruled_limit(answer) -> bool:
@@ -195,7 +228,10 @@ def api_reports(
     performance = [_advice_tuple(r) for r in advice.project_rows(calls)] + [
         _advice_tuple(r) for r in advice.performance_rows(calls)
     ]
-    cuda_ops = sorted({(op.file, op.name) for op in ops} | {(e.file, f"{e.module or e.variable} ({e.kind})") for e in extensions})
+    cuda_ops = sorted(
+        {(op.file, op.name) for op in ops}
+        | {(e.file, f"{e.module or e.variable} ({e.kind})") for e in extensions}
+    )
     return ApiReports(unsupported, unknown, cuda_ops, precision, performance)
 
 
@@ -216,10 +252,17 @@ def file_verdicts(results, reports: ApiReports) -> Dict[str, dict]:
     verdicts = {}
     for result in results:
         if result.skipped:
-            verdicts[result.rel] = {"status": "not migrated", "first_blocking_api": "", "reason": result.skipped}
+            verdicts[result.rel] = {
+                "status": "not migrated",
+                "first_blocking_api": "",
+                "reason": result.skipped,
+            }
         elif result.rel in blocking:
             row = blocking[result.rel]
-            verdicts[result.rel] = {"status": "needs manual work", "first_blocking_api": f"{row.op} (line {row.start_line})"}
+            verdicts[result.rel] = {
+                "status": "needs manual work",
+                "first_blocking_api": f"{row.op} (line {row.start_line})",
+            }
         elif result.rel in unknown_files:
             verdicts[result.rel] = {"status": "needs testing", "first_blocking_api": ""}
         else:

@@ -33,7 +33,9 @@ def run_analysis(request: AnalyseRequest, output: OutputOptions, mode_name: str)
     _check_inputs_are_used(request, mode)
     for path in request.env_paths:
         if not path.is_dir():
-            raise UserError(f"-env path '{path}' is not a directory", "pass existing directories to search for imports")
+            raise UserError(
+                f"-env path '{path}' is not a directory", "pass existing directories to search for imports"
+            )
     options = request.options
     target = destination(options.input, output, ANALYSIS_SUFFIX)
     tree = AtomicTree(target, replace=output.force)
@@ -65,10 +67,14 @@ def _check_inputs_are_used(request: AnalyseRequest, mode) -> None:
     """-api and -env given to a mode that does not read them would be silently unused."""
     if request.api_files and API_FILES not in mode.takes:
         users = " and -m ".join(modes_taking(API_FILES))
-        raise UserError(f"-api is used by -m {users}, not by -m {mode.name}", "drop -api or choose one of those modes")
+        raise UserError(
+            f"-api is used by -m {users}, not by -m {mode.name}", "drop -api or choose one of those modes"
+        )
     if request.env_paths and ENV_PATHS not in mode.takes:
         users = " and -m ".join(modes_taking(ENV_PATHS))
-        raise UserError(f"-env is used by -m {users} only, not by -m {mode.name}", f"drop -env or use -m {users}")
+        raise UserError(
+            f"-env is used by -m {users} only, not by -m {mode.name}", f"drop -env or use -m {users}"
+        )
 
 
 def _write_new(tree: AtomicTree, name: str, text: str) -> None:

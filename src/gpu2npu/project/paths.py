@@ -19,7 +19,9 @@ def check_input(source: Path) -> None:
     if not source.exists():
         raise UserError(f"input '{source}' does not exist", "pass an existing directory or .py file with -i")
     if source.is_file() and source.suffix != ".py":
-        raise UserError(f"input '{source}' is neither a directory nor a .py file", "pass a directory or a .py file")
+        raise UserError(
+            f"input '{source}' is neither a directory nor a .py file", "pass a directory or a .py file"
+        )
     if not _readable(source):
         raise UserError(f"input '{source}' cannot be read", "check its permissions")
 
@@ -29,14 +31,21 @@ def destination(source: Path, output: OutputOptions, suffix: str, writes: bool =
     ``writes`` False: nothing will be written (``--diff``), so an existing output is fine."""
     check_input(source)
     if output.directory.exists() and not output.directory.is_dir():
-        raise UserError(f"output '{output.directory}' is not a directory", "pass a directory (it is created if missing)")
+        raise UserError(
+            f"output '{output.directory}' is not a directory", "pass a directory (it is created if missing)"
+        )
     root = (source.parent if source.is_file() else source).resolve()
     directory = output.directory.resolve()
     if source.is_dir() and _inside(directory, root):
-        raise UserError(f"output '{output.directory}' is inside the input '{source}'", "choose an output outside the input")
+        raise UserError(
+            f"output '{output.directory}' is inside the input '{source}'",
+            "choose an output outside the input",
+        )
     target = directory / output_name(source, suffix)
     if _inside(root, target):
-        raise UserError(f"input '{source}' is inside the output '{target}'", "choose another output directory")
+        raise UserError(
+            f"input '{source}' is inside the output '{target}'", "choose another output directory"
+        )
     if (target.exists() or target.is_symlink()) and writes and not output.force:
         raise UserError(f"output '{target}' already exists", "pass --force to replace it")
     return target

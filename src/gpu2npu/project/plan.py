@@ -61,7 +61,9 @@ def _walk(plan: Plan, directory: Path, prefix: str) -> None:
             plan.entries.append(_link_entry(plan, child, rel))
         elif child.is_dir():
             if rel == REPORT_DIR:
-                plan.notes.append((rel, "reports of an earlier migration; not copied (new reports are written)"))
+                plan.notes.append(
+                    (rel, "reports of an earlier migration; not copied (new reports are written)")
+                )
                 continue
             plan.entries.append(Entry(rel, DIRECTORY))
             _walk(plan, Path(child.path), rel + "/")
@@ -79,5 +81,7 @@ def _link_entry(plan: Plan, child: os.DirEntry, rel: str) -> Entry:
     try:
         resolved.relative_to(plan.root.resolve())
     except ValueError:
-        plan.notes.append((rel, f"symbolic link to {target}, outside the input; recreated as a link, not migrated"))
+        plan.notes.append(
+            (rel, f"symbolic link to {target}, outside the input; recreated as a link, not migrated")
+        )
     return Entry(rel, LINK, link_target=target)

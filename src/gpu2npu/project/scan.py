@@ -56,7 +56,10 @@ def analysis_context(index: RuleIndex, scan: ProjectScan) -> AnalysisContext:
     details = advice.detail_names()
     methods = {name for name in details if "." not in name} | advice.suggested_methods()
     return AnalysisContext(
-        index.version, frozenset(roots), frozenset(methods | index.any_receiver_methods()), details,
+        index.version,
+        frozenset(roots),
+        frozenset(methods | index.any_receiver_methods()),
+        details,
         frozenset(index.reference_apis()),
     )
 

@@ -57,11 +57,16 @@ def build_index(options: ProjectOptions, extra: Optional[RuleSet] = None) -> Rul
         rule_set.extend(extra)
     unknown = set(options.disabled_rules) - rule_set.ids()
     if unknown:
-        raise UserError(f"--disable-rule names unknown rule id(s) {', '.join(sorted(unknown))}", "see 'gpu2npu rules list'")
+        raise UserError(
+            f"--disable-rule names unknown rule id(s) {', '.join(sorted(unknown))}",
+            "see 'gpu2npu rules list'",
+        )
     return compile_index(rule_set, options.version, options.disabled_rules)
 
 
-def analyse_project(options: ProjectOptions, extra: Optional[RuleSet] = None, rewrite: bool = True) -> ProjectRun:
+def analyse_project(
+    options: ProjectOptions, extra: Optional[RuleSet] = None, rewrite: bool = True
+) -> ProjectRun:
     """Everything a migration would find and change, without writing anything; ``extra``: more
     rules, such as statuses from -api files; ``rewrite``: False when only the API reports are
     wanted, not the changes."""
@@ -111,9 +116,13 @@ def _process_python(
     context = analysis_context(run.index, run.scan) if analyse else None
     setup = (run.index, run.scan.facts, context, rewrite)
     options = run.options
-    results = run_jobs(worker.process, jobs, options.workers, options.progress, worker.initialise, setup, meanwhile)
+    results = run_jobs(
+        worker.process, jobs, options.workers, options.progress, worker.initialise, setup, meanwhile
+    )
     return sorted(results, key=lambda r: r.rel)
 
 
 def _judge(run: ProjectRun) -> ApiReports:
-    return api_reports((c for r in run.results for c in r.calls), run.index, run.scan.ops, run.scan.extensions)
+    return api_reports(
+        (c for r in run.results for c in r.calls), run.index, run.scan.ops, run.scan.extensions
+    )

@@ -24,7 +24,16 @@ def change_rows(results) -> List[tuple]:
     rows = []
     for result in results:
         for change in result.changes:
-            rows.append((result.rel, change.start_line, change.end_line, change.operation, change.message, change.rule))
+            rows.append(
+                (
+                    result.rel,
+                    change.start_line,
+                    change.end_line,
+                    change.operation,
+                    change.message,
+                    change.rule,
+                )
+            )
     return sorted(rows, key=lambda row: (row[0], row[1], row[2], row[5], row[4]))
 
 
@@ -61,7 +70,9 @@ def write_reports(directory: Path, run) -> None:
     write_csv(directory / CHANGE_LIST, CHANGE_COLUMNS, changes)
     write_csv(directory / SKIPPED_LIST, SKIPPED_COLUMNS, skipped)
     tables = write_api_reports(directory, run.apis)
-    (directory / JSON_FILE).write_text(json.dumps(report_json(run, changes, skipped, tables), indent=2) + "\n", encoding="utf-8")
+    (directory / JSON_FILE).write_text(
+        json.dumps(report_json(run, changes, skipped, tables), indent=2) + "\n", encoding="utf-8"
+    )
     (directory / LOG_FILE).write_text(log_text(run, changes, skipped, tables), encoding="utf-8")
 
 
@@ -106,7 +117,10 @@ def log_text(run, changes, skipped, tables) -> str:
         f"gpu2npu {__version__} migrate: input {run.options.input.name}, torch {run.options.version}",
         f"rule files: {', '.join(Path(f).name for f in run.options.rule_files) or '(built-in only)'}",
     ]
-    lines += [f"{row[0]}: line {row[1]} ~ {row[2]} Operation Type: {row[3]} Message: {row[4]} [{row[5]}]" for row in changes]
+    lines += [
+        f"{row[0]}: line {row[1]} ~ {row[2]} Operation Type: {row[3]} Message: {row[4]} [{row[5]}]"
+        for row in changes
+    ]
     lines += [f"{rel}: skipped: {reason}" for rel, reason in skipped]
     for name, rows in tables.items():
         lines += [f"{name}: " + ", ".join(str(value) for value in row) for row in rows]

@@ -58,7 +58,11 @@ def _reports_table(run) -> str:
     for status, count in verdict_counts(verdicts).items():
         table.add_row([f"Python files {status}", count])
     text = table.get_string()
-    blocked = [(rel, v["first_blocking_api"]) for rel, v in sorted(verdicts.items()) if v["status"] == "needs manual work"]
+    blocked = [
+        (rel, v["first_blocking_api"])
+        for rel, v in sorted(verdicts.items())
+        if v["status"] == "needs manual work"
+    ]
     if blocked:
         text += "\nfirst blocking API per file (report.json has them all):\n"
         text += "\n".join(f"  {rel}: {api}" for rel, api in blocked[:SHOWN_BLOCKED_FILES])

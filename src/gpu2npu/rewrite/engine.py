@@ -55,7 +55,9 @@ def migrate_source(
         return SourceResult()
     problem = _compile_problem(new_bytes, data, path)
     if problem:
-        return SourceResult(skipped=f"internal error: the rewritten file would not compile ({problem}); kept unchanged")
+        return SourceResult(
+            skipped=f"internal error: the rewritten file would not compile ({problem}); kept unchanged"
+        )
     return SourceResult(new_bytes=new_bytes, changes=sorted(transformer.changes))
 
 

@@ -37,7 +37,10 @@ def classes_defining(tree: ast.AST, method: str, known: Set[str] = frozenset()) 
     for node in ast.walk(tree):
         if isinstance(node, ast.ClassDef):
             bases[node.name] = {(dotted(base) or "").rsplit(".", 1)[-1] for base in node.bases}
-            if any(isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == method for item in node.body):
+            if any(
+                isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == method
+                for item in node.body
+            ):
                 found.add(node.name)
     grew = True
     while grew:
@@ -56,7 +59,9 @@ class ScopeFacts:
     start: int
     end: int
     parent: Optional["ScopeFacts"]
-    bindings: Dict[str, List[tuple]] = field(default_factory=lambda: defaultdict(list))  # name -> [(value, scope)]
+    bindings: Dict[str, List[tuple]] = field(
+        default_factory=lambda: defaultdict(list)
+    )  # name -> [(value, scope)]
     opaque: Set[str] = field(default_factory=set)  # bound by something we cannot read
 
 
@@ -123,11 +128,15 @@ class FileFacts:
             for base in definition.bases:
                 self._scan(base, outer)
         else:
-            for default in definition.args.defaults + [d for d in definition.args.kw_defaults if d is not None]:
+            for default in definition.args.defaults + [
+                d for d in definition.args.kw_defaults if d is not None
+            ]:
                 self._scan(default, outer)
         if not isinstance(definition, ast.Lambda):
             outer.opaque.add(definition.name)
-        inner = ScopeFacts(definition.lineno, getattr(definition, "end_lineno", definition.lineno) or 10**9, outer)
+        inner = ScopeFacts(
+            definition.lineno, getattr(definition, "end_lineno", definition.lineno) or 10**9, outer
+        )
         self.scopes.append(inner)
         if not isinstance(definition, ast.ClassDef):
             self._bind_parameters(definition.args, inner)
@@ -245,7 +254,9 @@ class FileFacts:
             left = self.value_kinds(node.left, scope, depth + 1)
             return frozenset({"str"}) if left == {"str"} else frozenset({UNKNOWN})
         if isinstance(node, ast.IfExp):
-            return self.value_kinds(node.body, scope, depth + 1) | self.value_kinds(node.orelse, scope, depth + 1)
+            return self.value_kinds(node.body, scope, depth + 1) | self.value_kinds(
+                node.orelse, scope, depth + 1
+            )
         if isinstance(node, ast.Call):
             return frozenset({_call_kind(node, self.qualified(dotted(node.func) or ""))})
         name = dotted(node)
@@ -314,7 +325,11 @@ def _constant_kind(value) -> str:
 def _call_kind(call: ast.Call, qualified: str) -> str:
     """The kind of value a call returns, from its name resolved through the file's imports."""
     head, _, last = qualified.rpartition(".")
-    if last == "format" and isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Constant):
+    if (
+        last == "format"
+        and isinstance(call.func, ast.Attribute)
+        and isinstance(call.func.value, ast.Constant)
+    ):
         return "str"
     if qualified == "str":
         return "str"
@@ -398,6 +413,10 @@ def _argparse_kind(call: ast.Call) -> str:
         name = dotted(kind_of_type)
         return {"int": "int", "str": "str"}.get(name or "", UNKNOWN)
     default = keywords.get("default")
-    if isinstance(default, ast.Constant) and isinstance(default.value, int) and not isinstance(default.value, bool):
+    if (
+        isinstance(default, ast.Constant)
+        and isinstance(default.value, int)
+        and not isinstance(default.value, bool)
+    ):
         return "int"  # argparse keeps a non-string default as it is
     return "str"  # argparse hands over command-line values as strings

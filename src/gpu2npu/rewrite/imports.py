@@ -90,7 +90,12 @@ def _ast_imports(tree: ast.AST, module: str) -> bool:
     for node in ast.walk(tree):
         if isinstance(node, ast.Import) and any(within(alias.name, module) for alias in node.names):
             return True
-        if isinstance(node, ast.ImportFrom) and not node.level and node.module and within(node.module, module):
+        if (
+            isinstance(node, ast.ImportFrom)
+            and not node.level
+            and node.module
+            and within(node.module, module)
+        ):
             return True
     return False
 
@@ -101,7 +106,11 @@ def _first_ast_import(body, module: str):
     for statement in body:
         if isinstance(statement, ast.Import) and any(within(a.name, module) for a in statement.names):
             return statement
-        if isinstance(statement, ast.ImportFrom) and not statement.level and within(statement.module or "", module):
+        if (
+            isinstance(statement, ast.ImportFrom)
+            and not statement.level
+            and within(statement.module or "", module)
+        ):
             return statement
         if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             continue

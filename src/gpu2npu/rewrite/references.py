@@ -15,7 +15,7 @@ def equivalents(qualified: str) -> List[str]:
     names = [qualified]
     for prefix, other in EQUIVALENT_PREFIXES:
         if qualified == prefix or qualified.startswith(prefix + "."):
-            names.append(other + qualified[len(prefix):])
+            names.append(other + qualified[len(prefix) :])
     return names
 
 
@@ -26,7 +26,7 @@ def render(root: str, root_refers_to: str, target: str) -> str:
         if candidate == root_refers_to:
             return root
         if candidate.startswith(root_refers_to + "."):
-            return root + candidate[len(root_refers_to):]
+            return root + candidate[len(root_refers_to) :]
     return target
 
 

@@ -86,7 +86,14 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
     def code(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)
 
-    def record(self, operation: str, message: str, rule_id: str, start: Optional[int] = None, end: Optional[int] = None) -> None:
+    def record(
+        self,
+        operation: str,
+        message: str,
+        rule_id: str,
+        start: Optional[int] = None,
+        end: Optional[int] = None,
+    ) -> None:
         """Record a change; by default at the call being rewritten (for the call kinds)."""
         if start is None:
             start, end = self.line(), self._newlines + 1
@@ -241,7 +248,13 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         if not extra:
             return updated_node
         statements = [line.body[0] for line in extra]
-        body = [*updated_node.body[:-1], updated_node.body[-1].with_changes(semicolon=cst.Semicolon(whitespace_after=cst.SimpleWhitespace(" "))), *statements]
+        body = [
+            *updated_node.body[:-1],
+            updated_node.body[-1].with_changes(
+                semicolon=cst.Semicolon(whitespace_after=cst.SimpleWhitespace(" "))
+            ),
+            *statements,
+        ]
         return updated_node.with_changes(body=body)
 
     def leave_IndentedBlock(self, original_node, updated_node):
@@ -271,7 +284,9 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         for offset, root in enumerate(missing):
             body.insert(position + offset, import_line(root))
             rule_id = next((i.rule_id for i in self.index.insert_imports if i.module == root), "")
-            self.changes.append(Change(1, 1, INSERT, f"insert import {root} (a rewritten name needs it)", rule_id))
+            self.changes.append(
+                Change(1, 1, INSERT, f"insert import {root} (a rewritten name needs it)", rule_id)
+            )
         return updated_node.with_changes(body=body)
 
     # -- imports -------------------------------------------------------------------------------
@@ -321,7 +336,9 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
             new_module = self._renamed(module)
             if new_module is None:
                 return updated_node
-            self._record_statement(MODIFY, f"change import {module}.* to {new_module}.*", self._rule_of(module))
+            self._record_statement(
+                MODIFY, f"change import {module}.* to {new_module}.*", self._rule_of(module)
+            )
             return updated_node.with_changes(module=dotted_expression(new_module))
         groups, changed = self._group_from_names(module, updated_node.names)
         return self._emit_from_groups(updated_node, groups) if changed else updated_node
@@ -342,8 +359,14 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
             self._record_statement(MODIFY, f"change import {qualified} to {new}", self._rule_of(qualified))
             changed = True
             new_module, new_name = refs.module_and_name(new)
-            asname = alias.asname if (alias.asname is not None or new_name == name) else cst.AsName(cst.Name(bound))
-            groups.setdefault(new_module, []).append(alias.with_changes(name=cst.Name(new_name), asname=asname))
+            asname = (
+                alias.asname
+                if (alias.asname is not None or new_name == name)
+                else cst.AsName(cst.Name(bound))
+            )
+            groups.setdefault(new_module, []).append(
+                alias.with_changes(name=cst.Name(new_name), asname=asname)
+            )
         return groups, changed
 
     def _emit_from_groups(self, node: cst.ImportFrom, groups) -> cst.ImportFrom:
@@ -377,7 +400,7 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         if found is None or found[1].new is None:
             return None
         prefix, target = found
-        new = target.new + qualified[len(prefix):]
+        new = target.new + qualified[len(prefix) :]
         return None if new == qualified else new
 
     def _rule_of(self, qualified: str) -> str:
@@ -407,7 +430,7 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         else:
             prefix, rule = found
             # No counterpart: keep the original name, spelled so that it survives a renamed import.
-            target = qualified if rule.new is None else rule.new + qualified[len(prefix):]
+            target = qualified if rule.new is None else rule.new + qualified[len(prefix) :]
             label = "function" if id(node) in self._callees else rule.label
             rule_id = rule.rule_id
         start = self._newlines + 1
@@ -428,7 +451,13 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         if rename is None or id(original_node) in self._callees:
             return updated_node
         line = self._newlines + 1
-        self.record(MODIFY, f'replace attribute "{updated_node.attr.value}" with "{rename.new}"', rename.rule_id, line, line)
+        self.record(
+            MODIFY,
+            f'replace attribute "{updated_node.attr.value}" with "{rename.new}"',
+            rename.rule_id,
+            line,
+            line,
+        )
         return updated_node.with_changes(attr=cst.Name(rename.new))
 
     # -- calls -----------------------------------------------------------------------------------
@@ -450,7 +479,9 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         return updated_node
 
     def _rename_method(self, original_node: cst.Call, updated_node: cst.Call, method: str) -> cst.Call:
-        if not isinstance(updated_node.func, cst.Attribute) or self._defined_by_project(original_node.func, method):
+        if not isinstance(updated_node.func, cst.Attribute) or self._defined_by_project(
+            original_node.func, method
+        ):
             return updated_node
         rename = self.index.methods[method]
         self.record(MODIFY, f"change function {method} to {rename.new}", rename.rule_id)
@@ -491,7 +522,9 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
             return updated_node
         end = self._newlines + 1
         start = end - original_node.value.count("\n")
-        return self._apply_string(updated_node, rewrite_simple_string(updated_node, self.index.strings), start, end)
+        return self._apply_string(
+            updated_node, rewrite_simple_string(updated_node, self.index.strings), start, end
+        )
 
     def visit_FormattedString(self, node: cst.FormattedString) -> None:
         self._call_lines.append(self._newlines + 1)  # f-strings nest like calls
@@ -517,7 +550,11 @@ def _asname(alias: cst.ImportAlias) -> Optional[str]:
 
 def _is_prose(line: cst.SimpleStatementLine) -> bool:
     """A statement that is only a string: a docstring or a comment written as a string."""
-    return len(line.body) == 1 and isinstance(line.body[0], cst.Expr) and isinstance(line.body[0].value, STRING_NODES)
+    return (
+        len(line.body) == 1
+        and isinstance(line.body[0], cst.Expr)
+        and isinstance(line.body[0].value, STRING_NODES)
+    )
 
 
 def _without_body(line: cst.SimpleStatementLine):

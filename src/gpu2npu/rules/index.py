@@ -138,11 +138,17 @@ class RuleIndex:
 
     def reference_apis(self) -> Set[str]:
         """APIs whose mere references are uses to report (``dtype=torch.float64``)."""
-        return {api for api, overrides in self.status_overrides.items() if any(o.references for o in overrides)}
+        return {
+            api for api, overrides in self.status_overrides.items() if any(o.references for o in overrides)
+        }
 
     def any_receiver_methods(self) -> Set[str]:
         """Tensor methods among those: a call of one on a receiver of unknown type is a use."""
-        return {api[len(TENSOR) :] for api in self.reference_apis() if api.startswith(TENSOR) and "." not in api[len(TENSOR) :]}
+        return {
+            api[len(TENSOR) :]
+            for api in self.reference_apis()
+            if api.startswith(TENSOR) and "." not in api[len(TENSOR) :]
+        }
 
     def longest_name_match(self, qualified: str):
         """The rule for ``qualified`` or its longest dotted prefix: (matched prefix, target) or None."""

@@ -58,7 +58,9 @@ def load_rule_file(path: Path, id_prefix=None) -> RuleSet:
         raise RuleFileError(path, "", "the top level must be a mapping with a 'rules' mapping of rule kinds")
     unknown_top = set(data) - {"rules", "disable"}
     if unknown_top:
-        raise RuleFileError(path, "", f"unknown top-level key(s) {sorted(unknown_top)}; allowed: rules, disable")
+        raise RuleFileError(
+            path, "", f"unknown top-level key(s) {sorted(unknown_top)}; allowed: rules, disable"
+        )
     rule_set = RuleSet(files=[str(path)])
     rule_set.disabled = set(_disabled_ids(path, data.get("disable", [])))
     for kind_name, entries in (data.get("rules") or {}).items():
@@ -96,7 +98,9 @@ def _disabled_ids(path: Path, value: Any) -> List[str]:
 def _load_kind(path: Path, kind_name: str, entries: Any, id_prefix) -> List[Rule]:
     kind = kind_named(kind_name)
     if kind is None:
-        raise RuleFileError(path, f"rules.{kind_name}", f"unknown rule kind; allowed: {', '.join(sorted(kinds()))}")
+        raise RuleFileError(
+            path, f"rules.{kind_name}", f"unknown rule kind; allowed: {', '.join(sorted(kinds()))}"
+        )
     if not isinstance(entries, list):
         raise RuleFileError(path, f"rules.{kind_name}", "must be a list of rule entries")
     rules = []
@@ -128,7 +132,7 @@ def _load_entry(path: Path, where: str, kind: RuleKind, entry: Any, id_prefix):
     if rule_id is None:
         if id_prefix is None:
             raise RuleFileError(path, where, "built-in rules need an 'id'")
-        rule_id = f"{id_prefix}:{where[len('rules.'):]}"
+        rule_id = f"{id_prefix}:{where[len('rules.') :]}"
     try:
         versions = parse_version_spec(entry.get("versions", "all"))
     except ValueError as exc:
@@ -148,7 +152,9 @@ def _load_entry(path: Path, where: str, kind: RuleKind, entry: Any, id_prefix):
 def _field_value(path: Path, where: str, name: str, spec, entry: Dict[str, Any]) -> Any:
     if name not in entry or entry[name] is None and not spec.required:
         if spec.required:
-            raise RuleFileError(path, where, f"missing required field '{name}' ({spec.help or type_name(spec.type)})")
+            raise RuleFileError(
+                path, where, f"missing required field '{name}' ({spec.help or type_name(spec.type)})"
+            )
         return spec.default
     value = entry[name]
     if value is None and spec.nullable:
@@ -157,7 +163,11 @@ def _field_value(path: Path, where: str, name: str, spec, entry: Dict[str, Any])
         raise RuleFileError(path, f"{where}.{name}", f"must be {type_name(spec.type)}, not {value!r}")
     for item in (value if isinstance(value, list) else [value]) if spec.dotted else ():
         if not isinstance(item, str) or not DOTTED_NAME.match(item):
-            raise RuleFileError(path, f"{where}.{name}", f"{item!r} is not a dotted Python name such as torch.cuda.synchronize")
+            raise RuleFileError(
+                path,
+                f"{where}.{name}",
+                f"{item!r} is not a dotted Python name such as torch.cuda.synchronize",
+            )
     return value
 
 

@@ -87,4 +87,3 @@ def type_name(expected: Any) -> str:
     return {str: "a string", int: "an integer", bool: "true/false", list: "a list", dict: "a mapping"}.get(
         expected, getattr(expected, "__name__", str(expected))
     )
-

@@ -54,7 +54,9 @@ class ScopedReader(ast.NodeVisitor):
     def qualified(self, node: ast.AST) -> str:
         return qualified_name(self.scopes, node)
 
-    def bind_imports(self, node: ast.AST, module: Optional[str] = None, is_package: bool = False) -> List[ImportedName]:
+    def bind_imports(
+        self, node: ast.AST, module: Optional[str] = None, is_package: bool = False
+    ) -> List[ImportedName]:
         """Bind the names of an import statement (relative ones resolved from ``module``);
         returns what it imports, star imports included."""
         names = imported_names(node, module, is_package)

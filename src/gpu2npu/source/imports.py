@@ -50,7 +50,9 @@ def relative_base(module: str, is_package: bool, level: int, target: Optional[st
     return ".".join(parts) or None
 
 
-def imported_names(node: ast.AST, module: Optional[str] = None, is_package: bool = False) -> List[ImportedName]:
+def imported_names(
+    node: ast.AST, module: Optional[str] = None, is_package: bool = False
+) -> List[ImportedName]:
     """What one ``import`` / ``from ... import`` statement binds. Relative imports are made
     absolute from ``module`` (the importing module's dotted name, '' for the root package);
     without it they bind names to something unknown."""

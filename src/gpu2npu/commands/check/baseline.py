@@ -22,8 +22,14 @@ def write_baseline(path: Path, findings: Iterable[Finding]) -> None:
     entries = []
     for finding in sorted({f.fingerprint: f for f in findings}.values()):
         entries.append(
-            {"fingerprint": finding.fingerprint, "count": counts[finding.fingerprint], "file": finding.file,
-             "rule": finding.rule, "api": finding.api, "code": finding.code}
+            {
+                "fingerprint": finding.fingerprint,
+                "count": counts[finding.fingerprint],
+                "file": finding.file,
+                "rule": finding.rule,
+                "api": finding.api,
+                "code": finding.code,
+            }
         )
     data = {"tool": "gpu2npu", "baseline_version": FORMAT_VERSION, "findings": entries}
     path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
@@ -36,7 +42,9 @@ def read_baseline(path: Path) -> Counter:
     except FileNotFoundError:
         raise UserError(f"baseline '{path}' does not exist", "create it with --update-baseline") from None
     except (ValueError, KeyError, TypeError) as exc:
-        raise UserError(f"baseline '{path}' is not a gpu2npu baseline ({exc})", "recreate it with --update-baseline") from None
+        raise UserError(
+            f"baseline '{path}' is not a gpu2npu baseline ({exc})", "recreate it with --update-baseline"
+        ) from None
 
 
 def new_findings(findings: List[Finding], accepted: Counter) -> List[Finding]:

@@ -12,7 +12,13 @@ from gpu2npu.apis.judge import CUDA_OP
 # Categories and their rank (least to most severe); --fail-on names the lowest failing rank.
 RANK = {"convertible": 0, "limited": 1, "unknown": 1, "cuda-op": 2, "unsupported": 3}
 FAIL_ON = {"any": 0, "unknown": 1, "cuda-op": 2, "unsupported": 3}
-SEVERITY = {"convertible": "note", "limited": "warning", "unknown": "warning", "cuda-op": "error", "unsupported": "error"}
+SEVERITY = {
+    "convertible": "note",
+    "limited": "warning",
+    "unknown": "warning",
+    "cuda-op": "error",
+    "unsupported": "error",
+}
 
 
 @dataclass(frozen=True, order=True)
@@ -49,11 +55,24 @@ def findings_of(run, source_lines) -> List[Finding]:
         category = _api_category(row)
         rule = "cuda-op" if category == "cuda-op" else row.rule or f"{category}-api"
         message = f"{row.op}: {row.tip} [{row.status}, {row.confidence}, {row.source}]"
-        found.append(_finding(row.file, row.start_line, row.column, category, rule, row.op, message, source_lines))
+        found.append(
+            _finding(row.file, row.start_line, row.column, category, rule, row.op, message, source_lines)
+        )
     for result in run.results:
         for change in result.changes:
             message = f"not converted yet; gpu2npu migrate would {change.operation.lower()}: {change.message}"
-            found.append(_finding(result.rel, change.start_line, 1, "convertible", change.rule, change.rule, message, source_lines))
+            found.append(
+                _finding(
+                    result.rel,
+                    change.start_line,
+                    1,
+                    "convertible",
+                    change.rule,
+                    change.rule,
+                    message,
+                    source_lines,
+                )
+            )
     return sorted(found)
 
 

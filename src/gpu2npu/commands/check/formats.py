@@ -72,7 +72,9 @@ def sarif(findings, summary, failing) -> str:
             "driver": {
                 "name": "gpu2npu",
                 "version": __version__,
-                "rules": [{"id": rule, "shortDescription": {"text": text}} for rule, text in sorted(rules.items())],
+                "rules": [
+                    {"id": rule, "shortDescription": {"text": text}} for rule, text in sorted(rules.items())
+                ],
             }
         },
         "results": [
@@ -101,7 +103,11 @@ def junit(findings, summary, failing) -> str:
     cases = []
     for f in findings:
         name = quoteattr(f"{f.rule} {f.api} at {f.line}:{f.column}")
-        body = f'<failure message={quoteattr(f.message)} type="{f.category}"/>' if failing(f) else f"<system-out>{escape(f.message)}</system-out>"
+        body = (
+            f'<failure message={quoteattr(f.message)} type="{f.category}"/>'
+            if failing(f)
+            else f"<system-out>{escape(f.message)}</system-out>"
+        )
         cases.append(f"    <testcase classname={quoteattr(f.file)} name={name}>{body}</testcase>")
     if not findings:
         cases.append('    <testcase classname="gpu2npu" name="no findings"/>')

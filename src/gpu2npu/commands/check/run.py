@@ -8,10 +8,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
+from gpu2npu.apis.judge import file_verdicts
 from gpu2npu.commands.check.baseline import new_findings, read_baseline, write_baseline
 from gpu2npu.commands.check.findings import FAIL_ON, Finding, findings_of
 from gpu2npu.commands.check.suppress import is_suppressed
-from gpu2npu.apis.judge import file_verdicts
 from gpu2npu.options import ProjectOptions
 from gpu2npu.project.service import analyse_project
 
@@ -51,13 +51,19 @@ def run_check(
         verdicts = file_verdicts(run.results, run.apis)
         included = {rel for rel in verdicts if not _excluded(prefix + rel, excludes)}
         python_files += len(included)
-        converted += sum(1 for rel in included if verdicts[rel]["status"] in ("fully migrated", "needs testing"))
+        converted += sum(
+            1 for rel in included if verdicts[rel]["status"] in ("fully migrated", "needs testing")
+        )
         for finding in findings_of(run, lines):
             if finding.file in included or not finding.file.endswith(".py"):
                 if not _excluded(prefix + finding.file, excludes) and not _suppressed(finding, lines):
                     findings.append(replace(finding, file=prefix + finding.file))
     findings.sort()
-    summary = {"torch_version": version, "python_files": python_files, "readiness": converted / python_files if python_files else 1.0}
+    summary = {
+        "torch_version": version,
+        "python_files": python_files,
+        "readiness": converted / python_files if python_files else 1.0,
+    }
     if update_baseline:
         write_baseline(baseline, findings)
     elif baseline is not None:
@@ -93,4 +99,6 @@ def _suppressed(finding: Finding, lines: SourceLines) -> bool:
 
 
 def _excluded(path: str, patterns: Sequence[str]) -> bool:
-    return any(fnmatch.fnmatch(path, pattern) or fnmatch.fnmatch(Path(path).name, pattern) for pattern in patterns)
+    return any(
+        fnmatch.fnmatch(path, pattern) or fnmatch.fnmatch(Path(path).name, pattern) for pattern in patterns
+    )

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import List, Optional, Tuple
 
+from gpu2npu.modes import AnalyseRequest, ModeResult
 from gpu2npu.modes.affinity_apis.match import (
     AffinityIndex,
     AffinityRow,
@@ -23,11 +24,10 @@ from gpu2npu.modes.affinity_apis.match import (
     project_rows,
     scan_module,
 )
-from gpu2npu.modes import AnalyseRequest, ModeResult
 from gpu2npu.options import ProjectOptions
 from gpu2npu.project.output import AtomicTree
-from gpu2npu.project.plan import plan_input
 from gpu2npu.project.parallel import run_jobs
+from gpu2npu.project.plan import plan_input
 from gpu2npu.report.csvfile import write_csv
 from gpu2npu.source.modules import module_name, package_prefix
 from gpu2npu.source.parse import parse_ast, unreadable_reason
@@ -57,7 +57,9 @@ class FileScan:
     skipped: str = ""  # why the file was not analysed
 
 
-def scan_project(options: ProjectOptions, index: AffinityIndex) -> Tuple[List[ModuleScan], List[Tuple[str, str]]]:
+def scan_project(
+    options: ProjectOptions, index: AffinityIndex
+) -> Tuple[List[ModuleScan], List[Tuple[str, str]]]:
     """Pass 1 over every Python file (in worker processes for big trees, as a migration does):
     the scans in sorted file order, and the files not analysed with the reason."""
     plan = plan_input(options.input)
@@ -87,10 +89,14 @@ def scan_file(job: Tuple[str, str]) -> FileScan:
         return FileScan(rel)  # mentions no name an entry needs: cannot give a row
     module = parse_ast(data)
     if module is None:
-        return FileScan(rel, skipped=f"{unreadable_reason(data) or 'cannot be parsed as Python 3'}; not analysed")
+        return FileScan(
+            rel, skipped=f"{unreadable_reason(data) or 'cannot be parsed as Python 3'}; not analysed"
+        )
     try:
         return FileScan(rel, scan_module(module, rel, *module_name(rel, _STATE["prefix"]), index))
-    except Exception as exc:  # one odd file (say, nesting deeper than the recursion limit) must not stop the run
+    except (
+        Exception
+    ) as exc:  # one odd file (say, nesting deeper than the recursion limit) must not stop the run
         return FileScan(rel, skipped=f"internal error ({type(exc).__name__}: {exc}); not analysed")
 
 
@@ -101,4 +107,6 @@ def _fields(row: AffinityRow) -> list:
 def _log(rows: List[AffinityRow], by_type: dict) -> List[str]:
     per_file = Counter(row.file for row in rows)
     kinds = ", ".join(f"{kind} {count}" for kind, count in by_type.items()) or "none"
-    return [f"{REPORT} rows by Api Type: {kinds}"] + [f"{name}: {n} affinity row(s)" for name, n in sorted(per_file.items())]
+    return [f"{REPORT} rows by Api Type: {kinds}"] + [
+        f"{name}: {n} affinity row(s)" for name, n in sorted(per_file.items())
+    ]

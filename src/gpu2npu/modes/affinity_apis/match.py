@@ -160,7 +160,11 @@ class AffinityIndex:
         return self.trigger.search(data) is not None
 
     def may_name_a_definition(self, name: str) -> bool:
-        return name in self.functions or name in self.classes or any(name.endswith(e.suffix) for e in self.class_suffixes)
+        return (
+            name in self.functions
+            or name in self.classes
+            or any(name.endswith(e.suffix) for e in self.class_suffixes)
+        )
 
 
 def index_for_version(entries: Sequence[Entry], version: str) -> AffinityIndex:
@@ -175,7 +179,9 @@ def index_for_version(entries: Sequence[Entry], version: str) -> AffinityIndex:
     if by_kind["subscript_assign"]:
         alternatives.append(_SUBSCRIPT_ASSIGN_BYTES)
     trigger = re.compile(b"|".join(alternatives) if alternatives else rb"(?!)")  # (?!) never matches
-    return AffinityIndex(calls, functions, classes, tuple(by_kind["class_suffix"]), tuple(by_kind["subscript_assign"]), trigger)
+    return AffinityIndex(
+        calls, functions, classes, tuple(by_kind["class_suffix"]), tuple(by_kind["subscript_assign"]), trigger
+    )
 
 
 def _group(entries: Iterable[Entry], key: str) -> Dict[str, Tuple[Entry, ...]]:
@@ -206,14 +212,18 @@ def parse_affinity(path: Path) -> Tuple[Entry, ...]:
 
 def _entry(path: Path, where: str, raw) -> Entry:
     if not isinstance(raw, dict) or raw.get("match") not in _MATCH_FIELDS:
-        raise RuleFileError(path, where, f"must be a mapping whose match is one of {', '.join(_MATCH_FIELDS)}")
+        raise RuleFileError(
+            path, where, f"must be a mapping whose match is one of {', '.join(_MATCH_FIELDS)}"
+        )
     required = _COMMON_FIELDS + _MATCH_FIELDS[raw["match"]]
     allowed = set(required) | ({"params"} if raw["match"] == "function" else set())
     missing, unknown = sorted(set(required) - set(raw)), sorted(set(raw) - allowed)
     if missing:
         raise RuleFileError(path, where, f"missing field(s) {', '.join(missing)}")
     if unknown:
-        raise RuleFileError(path, where, f"unknown field(s) {', '.join(unknown)}; allowed: {', '.join(sorted(allowed))}")
+        raise RuleFileError(
+            path, where, f"unknown field(s) {', '.join(unknown)}; allowed: {', '.join(sorted(allowed))}"
+        )
     values = {key: _value(path, f"{where}.{key}", key, value) for key, value in raw.items()}
     return Entry(**values)
 
@@ -232,7 +242,9 @@ def _value(path: Path, where: str, key: str, value):
 # -- pass 1: one file ---------------------------------------------------------------------------
 
 
-def scan_module(tree: ast.Module, rel: str, module: str, is_package: bool, index: AffinityIndex) -> ModuleScan:
+def scan_module(
+    tree: ast.Module, rel: str, module: str, is_package: bool, index: AffinityIndex
+) -> ModuleScan:
     scanner = _Scanner(rel, module, is_package, index)
     scanner.visit(tree)
     if scanner.imports_torch:  # the special is a torch idiom: nothing for a file without torch
@@ -277,7 +289,9 @@ def subscript_indexes(node: ast.Assign) -> List[ast.AST]:
     return [
         t.slice
         for t in node.targets
-        if isinstance(t, ast.Subscript) and dotted(t.value) and not isinstance(t.slice, (ast.Tuple, ast.Slice))
+        if isinstance(t, ast.Subscript)
+        and dotted(t.value)
+        and not isinstance(t.slice, (ast.Tuple, ast.Slice))
     ]
 
 
@@ -363,7 +377,11 @@ class _Scanner(ScopedReader):
         if candidates:
             bases = [(self.qualified(base), dotted(base) or "") for base in node.bases]
             init, forward = own_method_parameters(node, "__init__"), own_method_parameters(node, "forward")
-            found += [e for e in candidates if e.init == init and e.forward == forward and base_matches(e.base, bases)]
+            found += [
+                e
+                for e in candidates
+                if e.init == init and e.forward == forward and base_matches(e.base, bases)
+            ]
         return found
 
     def _qualified_def(self, name: str) -> str:
@@ -401,7 +419,9 @@ class _Scanner(ScopedReader):
     def visit_Assign(self, node: ast.Assign) -> None:
         if self.index.specials and any(self.is_condition(i) for i in subscript_indexes(node)):
             for entry in self.index.specials:
-                self.special_rows.append(AffinityRow(self.rel, *_span(node), entry.type, entry.call_name, entry.replacement))
+                self.special_rows.append(
+                    AffinityRow(self.rel, *_span(node), entry.type, entry.call_name, entry.replacement)
+                )
         self.visit(node.value)
         condition = self.is_condition(node.value)  # before the targets are bound: m = ~m
         for target in node.targets:
@@ -462,7 +482,9 @@ class _Scanner(ScopedReader):
         if isinstance(node, ast.UnaryOp):
             return isinstance(node.op, (ast.Invert, ast.Not)) and self.is_condition(node.operand)
         if isinstance(node, ast.BinOp):
-            return isinstance(node.op, _MASK_OPERATORS) and (self.is_condition(node.left) or self.is_condition(node.right))
+            return isinstance(node.op, _MASK_OPERATORS) and (
+                self.is_condition(node.left) or self.is_condition(node.right)
+            )
         if isinstance(node, ast.BoolOp):
             return all(self.is_condition(value) for value in node.values)
         if isinstance(node, ast.NamedExpr):
@@ -485,7 +507,12 @@ class _Scanner(ScopedReader):
             return True
         if any(k.arg == "dtype" and self.qualified(k.value) == _TORCH_BOOL for k in node.keywords):
             return True
-        return not is_torch and name in ("to", "type") and bool(node.args) and self.qualified(node.args[0]) == _TORCH_BOOL
+        return (
+            not is_torch
+            and name in ("to", "type")
+            and bool(node.args)
+            and self.qualified(node.args[0]) == _TORCH_BOOL
+        )
 
     # -- calls ----------------------------------------------------------------------------------
 
@@ -565,7 +592,11 @@ class _Project:
             rest = parts[cut:]
             redirects += [".".join([target, *rest]) for target in self.aliases.find(".".join(parts[:cut]))]
         if len(parts) > 1:
-            redirects += [f"{source}.{parts[-1]}" for sources in self.stars.find(".".join(parts[:-1])) for source in sources]
+            redirects += [
+                f"{source}.{parts[-1]}"
+                for sources in self.stars.find(".".join(parts[:-1]))
+                for source in sources
+            ]
         return redirects
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import List, Optional, Tuple
 
+from gpu2npu.errors import UserError
 from gpu2npu.modes import LOG_FILE, SUMMARY_FILE, AnalyseRequest, ModeResult
 from gpu2npu.modes.dynamic_shape import (
     ADDED_LINES_FILE,
@@ -27,10 +28,9 @@ from gpu2npu.modes.dynamic_shape import (
 )
 from gpu2npu.modes.dynamic_shape.instrument import Instrumented, instrument_source
 from gpu2npu.modes.dynamic_shape.loops import BY_HAND, BY_NAME, Loop
-from gpu2npu.errors import UserError
 from gpu2npu.project.output import AtomicTree, copy_file, copy_other_entries, make_directories
-from gpu2npu.project.plan import Plan, plan_input
 from gpu2npu.project.parallel import run_jobs
+from gpu2npu.project.plan import Plan, plan_input
 
 RESERVED_NAMES = (RUNTIME_PACKAGE, LOG_FILE, SUMMARY_FILE)  # what the analysis adds to the copy's root
 WRAP_BY_HAND = "for batch in DETECTOR.start(loader):"
@@ -96,7 +96,9 @@ def _install_runtime(tree: AtomicTree, added_lines: dict) -> None:
     package.mkdir()
     for name in RUNTIME_FILES:
         copy_file(RUNTIME_DIR / name, package / name)
-    (package / ADDED_LINES_FILE).write_text(json.dumps(added_lines, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    (package / ADDED_LINES_FILE).write_text(
+        json.dumps(added_lines, indent=2, sort_keys=True) + "\n", encoding="utf-8"
+    )
 
 
 def _mode_result(plan: Plan, outcomes: List[FileOutcome], destination: Path, single_file: bool) -> ModeResult:
@@ -106,7 +108,11 @@ def _mode_result(plan: Plan, outcomes: List[FileOutcome], destination: Path, sin
         if outcome.result.skipped:
             continue  # the caller logs skipped files
         calls = outcome.result.calls
-        log.append(f"{outcome.rel}: {calls} call(s) instrumented" if outcome.changed else f"{outcome.rel}: no call to instrument; copied unchanged")
+        log.append(
+            f"{outcome.rel}: {calls} call(s) instrumented"
+            if outcome.changed
+            else f"{outcome.rel}: no call to instrument; copied unchanged"
+        )
         for loop in outcome.result.loops:
             log.append(loop_log_line(outcome.rel, loop))
             wrapped.append((outcome.rel, loop))
@@ -121,7 +127,10 @@ def _mode_result(plan: Plan, outcomes: List[FileOutcome], destination: Path, sin
             "python_files": len(outcomes),
             "instrumented_files": sum(o.changed for o in outcomes),
             "instrumented_calls": sum(o.result.calls for o in outcomes),
-            "wrapped_loops": [{"file": rel, "line": loop.line, "loop": loop.header, "found_by": loop.found_by} for rel, loop in wrapped],
+            "wrapped_loops": [
+                {"file": rel, "line": loop.line, "loop": loop.header, "found_by": loop.found_by}
+                for rel, loop in wrapped
+            ],
             "runtime_package": RUNTIME_PACKAGE,
             "shape_report": REPORT_FILE,
         },

@@ -46,7 +46,13 @@ BUILTINS = frozenset(dir(builtins))
 LOGGER_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical"})
 UNTOUCHED_METHODS = LOGGER_METHODS | {"__init__"}
 JIT_COMPILED = frozenset(
-    {"torch.jit.script", "torch.jit.script_method", "torch.jit.export", "torch.jit.interface", "torch.jit.script_if_tracing"}
+    {
+        "torch.jit.script",
+        "torch.jit.script_method",
+        "torch.jit.export",
+        "torch.jit.interface",
+        "torch.jit.script_if_tracing",
+    }
 )
 # Python 3.9 has no sys.stdlib_module_names: the modules training code calls most.
 _STDLIB_FALLBACK = (
@@ -96,7 +102,9 @@ def instrument_source(data: bytes, path: str = "<file>") -> Instrumented:
     try:
         compile(result.new_bytes, path, "exec", dont_inherit=True)
     except (SyntaxError, ValueError) as exc:  # a bug of ours: never hand out a broken copy
-        return Instrumented(skipped=f"internal error: the instrumented file would not compile ({_first_line(exc)}); copied unchanged")
+        return Instrumented(
+            skipped=f"internal error: the instrumented file would not compile ({_first_line(exc)}); copied unchanged"
+        )
     return result
 
 
@@ -114,7 +122,11 @@ def _jit_compiled_names(tree: ast.Module, imports: Dict[str, str]) -> Set[str]:
     """``f`` and ``Net`` in ``torch.jit.script(f)`` and ``torch.jit.script(Net(...))``."""
     names = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and node.args and qualify(dotted(node.func) or "", imports) == "torch.jit.script":
+        if (
+            isinstance(node, ast.Call)
+            and node.args
+            and qualify(dotted(node.func) or "", imports) == "torch.jit.script"
+        ):
             argument = node.args[0]
             if isinstance(argument, ast.Call):
                 argument = argument.func
@@ -134,7 +146,11 @@ def _imports_detector(tree: ast.Module) -> bool:
 
 def _has_main_guard(tree: ast.Module) -> bool:
     for node in tree.body:
-        if isinstance(node, ast.If) and isinstance(node.test, ast.Compare) and len(node.test.comparators) == 1:
+        if (
+            isinstance(node, ast.If)
+            and isinstance(node.test, ast.Compare)
+            and len(node.test.comparators) == 1
+        ):
             sides = [node.test.left, node.test.comparators[0]]
             if any(isinstance(s, ast.Name) and s.id == "__name__" for s in sides) and any(
                 isinstance(s, ast.Constant) and s.value == "__main__" for s in sides
@@ -271,7 +287,9 @@ def hook_call(call: cst.Call, name: str, number: int) -> cst.Call:
     callee = cst.Arg(
         call.func,
         comma=comma,
-        whitespace_after_arg=callee_space if isinstance(callee_space, cst.ParenthesizedWhitespace) else cst.SimpleWhitespace(""),
+        whitespace_after_arg=callee_space
+        if isinstance(callee_space, cst.ParenthesizedWhitespace)
+        else cst.SimpleWhitespace(""),
     )
     label = cst.Arg(cst.SimpleString(repr(name)), comma=comma)
     opening = call.whitespace_before_args

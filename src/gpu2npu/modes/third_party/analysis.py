@@ -21,13 +21,13 @@ from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Set, Tuple
 
 from gpu2npu.apis.api_files import load_api_files
+from gpu2npu.apis.judge import CUDA_OP as JUDGED_CUDA_OP
+from gpu2npu.modes import AnalyseRequest, ModeResult, not_analysed
 from gpu2npu.modes.third_party.callgraph import build_graph, enclosing_function, function_spans
 from gpu2npu.modes.third_party.jedi_calls import place_open_calls
-from gpu2npu.apis.judge import CUDA_OP as JUDGED_CUDA_OP
-from gpu2npu.project.service import analyse_project
-from gpu2npu.modes import AnalyseRequest, ModeResult, not_analysed
 from gpu2npu.project.output import AtomicTree
 from gpu2npu.project.plan import PYTHON
+from gpu2npu.project.service import analyse_project
 from gpu2npu.report.csvfile import write_csv
 from gpu2npu.rules.kind import kind_named
 from gpu2npu.source.modules import import_root_depth, package_prefix
@@ -60,7 +60,9 @@ def run(request: AnalyseRequest, tree: AtomicTree) -> ModeResult:
     sources, trees, packages = _read_library(migration.plan)
     prefix = package_prefix(root)  # -i repo/pkg keeps the names pkg.*
     graph = build_graph(trees, packages, _top_level_modules(request.env_paths), prefix)
-    jedi = place_open_calls(graph, root, sources, _source_roots(root, trees, packages, prefix) + list(request.env_paths))
+    jedi = place_open_calls(
+        graph, root, sources, _source_roots(root, trees, packages, prefix) + list(request.env_paths)
+    )
     direct, outside = _direct_uses(graph, migration)
     uses = propagate(direct, graph.edges)
     rows = _report_rows(uses, graph)
@@ -79,8 +81,15 @@ def run(request: AnalyseRequest, tree: AtomicTree) -> ModeResult:
         summary={
             "functions": len(graph.functions),
             "call_edges": edges,
-            "jedi": {"available": jedi.available, "open_calls": len(graph.open_calls), "placed": jedi.placed, "failed": jedi.failed},
-            "affected_functions": sum(1 for found in uses.values() if any(u.category in BLOCKING for u in found)),
+            "jedi": {
+                "available": jedi.available,
+                "open_calls": len(graph.open_calls),
+                "placed": jedi.placed,
+                "failed": jedi.failed,
+            },
+            "affected_functions": sum(
+                1 for found in uses.values() if any(u.category in BLOCKING for u in found)
+            ),
         },
         hints=[
             "feed full_unsupported_results.csv to the analysis of code that uses this library: "
@@ -189,7 +198,9 @@ def _report_rows(uses: Dict[str, Set[Use]], graph) -> Dict[str, List[tuple]]:
     blocked = {name for name, found in uses.items() if any(u.category in BLOCKING for u in found)}
     full = []
     for name in sorted(blocked, key=lambda n: (graph.functions[n].file, n)):
-        blocking = sorted({u for u in uses[name] if u.category in BLOCKING}, key=lambda u: (u.file, u.line, u.api))
+        blocking = sorted(
+            {u for u in uses[name] if u.category in BLOCKING}, key=lambda u: (u.file, u.line, u.api)
+        )
         names = [shown_name(name)] + [shown_name(alias) for alias in _aliases_of(name, graph, aliases)]
         message = "\n".join(f"file_path:{u.file}, start_line:{u.line}, api_name:{u.api}" for u in blocking)
         full.append((graph.functions[name].file, "\n".join(dict.fromkeys(names)), message))
@@ -208,7 +219,7 @@ def _aliases_of(name: str, graph, aliases: Dict[str, List[str]]) -> List[str]:
     found = list(aliases.get(name, ()))
     cls = graph.functions[name].cls
     if cls:
-        method = name[len(cls):]
+        method = name[len(cls) :]
         found += [alias + method for alias in aliases.get(cls, ())]
     return sorted(found)
 
@@ -228,7 +239,7 @@ def _affected(uses: Dict[str, Set[Use]], category: str) -> List[tuple]:
     for api in sorted(by_api):
         names = sorted(by_api[api])
         for start in range(0, len(names), AFFECTED_PER_ROW):
-            rows.append((api, "\n".join(names[start:start + AFFECTED_PER_ROW])))
+            rows.append((api, "\n".join(names[start : start + AFFECTED_PER_ROW])))
     return rows
 
 
@@ -238,7 +249,6 @@ def _jedi_line(jedi, open_calls: int) -> str:
             f"jedi is not installed: {open_calls} call(s) on objects of unknown type were not followed, "
             "so some callers may be missing; 'pip install jedi' gives the full call graph"
         )
-    return (
-        f"jedi: {jedi.placed} of {jedi.asked} call(s) on objects of unknown type placed in the library"
-        + (f", {jedi.failed} it could not infer" if jedi.failed else "")
+    return f"jedi: {jedi.placed} of {jedi.asked} call(s) on objects of unknown type placed in the library" + (
+        f", {jedi.failed} it could not infer" if jedi.failed else ""
     )

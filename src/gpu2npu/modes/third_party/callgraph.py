@@ -25,8 +25,16 @@ from gpu2npu.source.names import dotted
 MAX_ALIAS_HOPS = 16  # re-exports of re-exports; a cycle of aliases stops here
 OPAQUE = "<opaque>"  # a local value no inference can tie to the library
 LITERALS = (
-    ast.Constant, ast.JoinedStr, ast.Dict, ast.List, ast.Set, ast.Tuple,
-    ast.ListComp, ast.DictComp, ast.SetComp, ast.GeneratorExp,
+    ast.Constant,
+    ast.JoinedStr,
+    ast.Dict,
+    ast.List,
+    ast.Set,
+    ast.Tuple,
+    ast.ListComp,
+    ast.DictComp,
+    ast.SetComp,
+    ast.GeneratorExp,
 )
 
 
@@ -76,7 +84,9 @@ class CallGraph:
     modules: Dict[str, Module] = field(default_factory=dict)
     edges: Dict[str, Set[str]] = field(default_factory=dict)  # caller -> callees
     open_calls: List[OpenCall] = field(default_factory=list)
-    searched: Set[str] = field(default_factory=set)  # top-level modules of the -env paths: jedi may follow them
+    searched: Set[str] = field(
+        default_factory=set
+    )  # top-level modules of the -env paths: jedi may follow them
 
     def is_library_name(self, name: str) -> bool:
         """A module of the library, or a name inside one."""
@@ -109,7 +119,7 @@ class CallGraph:
             return None
         parts = name.split(".")
         for cut in range(len(parts) - 1, 0, -1):
-            prefix, head, rest = ".".join(parts[:cut]), parts[cut], parts[cut + 1:]
+            prefix, head, rest = ".".join(parts[:cut]), parts[cut], parts[cut + 1 :]
             if prefix in self.classes:
                 method = self.method(prefix, head) if not rest else None
                 return method
@@ -186,6 +196,7 @@ def build_graph(
 
 def _functions_of(tree: ast.Module, module: str, graph: CallGraph):
     """(node, Function) for the module's functions and methods, nested classes included."""
+
     def walk(body, prefix):
         for node in body:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -226,7 +237,9 @@ class _Definitions:
 
     def _function(self, node, prefix: str, cls: str) -> None:
         name = f"{prefix}.{node.name}"
-        self.graph.functions[name] = Function(name, self.module.file, node.lineno, node.end_lineno or node.lineno, cls)
+        self.graph.functions[name] = Function(
+            name, self.module.file, node.lineno, node.end_lineno or node.lineno, cls
+        )
         if cls:
             info = self.graph.classes[cls]
             info.methods[node.name] = name
@@ -337,7 +350,9 @@ class _Calls(ast.NodeVisitor):
             return False
         if target.split(".")[0] in self.graph.searched:
             return False  # code on an -env path may return the library's objects; jedi follows it
-        return self.graph.canonical(f"{target}.{rest}" if rest else target) is None and not self.graph.is_library_name(target)
+        return self.graph.canonical(
+            f"{target}.{rest}" if rest else target
+        ) is None and not self.graph.is_library_name(target)
 
     def visit_For(self, node) -> None:
         for name in _names_bound(node.target):
@@ -360,7 +375,11 @@ class _Calls(ast.NodeVisitor):
     def _callees(self, func) -> Optional[List[str]]:
         """Library functions the call runs; [] when it surely reaches none; None: unknown."""
         if isinstance(func, ast.Attribute) and _is_super_call(func.value):
-            found = self.graph.method(self.function.cls, func.attr, skip_first=True) if self.function.cls else None
+            found = (
+                self.graph.method(self.function.cls, func.attr, skip_first=True)
+                if self.function.cls
+                else None
+            )
             return [found] if found else []
         if isinstance(func, ast.Call):  # Block(...)(x): the new instance is called
             built = self._built_class(func)
@@ -370,7 +389,7 @@ class _Calls(ast.NodeVisitor):
             kind = self._value_kind(func.value)
             if kind == OPAQUE:
                 return []
-            found = self.graph.method(kind[len("instance:"):], func.attr) if kind else None
+            found = self.graph.method(kind[len("instance:") :], func.attr) if kind else None
             return [found] if found else None
         if isinstance(func, ast.Attribute) and isinstance(func.value, LITERALS):  # "{}".format()
             return []
@@ -413,7 +432,7 @@ class _Calls(ast.NodeVisitor):
             return []
         if not value.startswith("instance:"):
             return self._reached(f"{value}.{rest}" if rest else value)  # a local import
-        cls = value[len("instance:"):]
+        cls = value[len("instance:") :]
         if not rest:
             found = self.graph.instance_call(cls)
         elif "." not in rest:
@@ -466,11 +485,19 @@ class _Calls(ast.NodeVisitor):
 
     def _leave_open(self, func) -> None:
         """Keep an unplaced call for jedi when it may reach a library function."""
-        if isinstance(func, ast.Attribute) and func.attr in self.method_names and func.end_lineno == func.lineno:
+        if (
+            isinstance(func, ast.Attribute)
+            and func.attr in self.method_names
+            and func.end_lineno == func.lineno
+        ):
             column = (func.end_col_offset or 0) - len(func.attr.encode("utf-8"))
-            self.graph.open_calls.append(OpenCall(self.function.name, self.function.file, func.lineno, column, func.attr))
+            self.graph.open_calls.append(
+                OpenCall(self.function.name, self.function.file, func.lineno, column, func.attr)
+            )
         elif isinstance(func, ast.Name) and func.id in self.method_names:
-            self.graph.open_calls.append(OpenCall(self.function.name, self.function.file, func.lineno, func.col_offset, func.id))
+            self.graph.open_calls.append(
+                OpenCall(self.function.name, self.function.file, func.lineno, func.col_offset, func.id)
+            )
 
 
 def _parameters(node) -> List[ast.arg]:

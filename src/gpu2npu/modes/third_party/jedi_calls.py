@@ -14,7 +14,6 @@ from typing import Dict, Iterable, Optional, Tuple
 
 from gpu2npu.modes.third_party.callgraph import CallGraph, OpenCall
 
-
 # Searching every call site of a function to guess its parameters' types costs seconds per
 # lookup on a large library; parameters are typed by annotations and defaults instead.
 FAST_SETTINGS = {"dynamic_params": False, "dynamic_params_for_other_modules": False, "cache_directory": None}
@@ -37,7 +36,9 @@ def jedi_missing() -> bool:
     return False
 
 
-def place_open_calls(graph: CallGraph, root: Path, sources: Dict[str, str], search_paths: Iterable[Path]) -> JediOutcome:
+def place_open_calls(
+    graph: CallGraph, root: Path, sources: Dict[str, str], search_paths: Iterable[Path]
+) -> JediOutcome:
     """Add the edges jedi finds for ``graph.open_calls``; ``sources``: rel path -> text."""
     try:
         import jedi
@@ -52,7 +53,9 @@ def place_open_calls(graph: CallGraph, root: Path, sources: Dict[str, str], sear
             setattr(jedi.settings, name, value)
         jedi.settings.cache_directory = cache
         try:
-            project = jedi.Project(path=str(root), added_sys_path=[str(p) for p in search_paths], smart_sys_path=True)
+            project = jedi.Project(
+                path=str(root), added_sys_path=[str(p) for p in search_paths], smart_sys_path=True
+            )
             scripts: Dict[str, object] = {}
             for call in graph.open_calls:
                 outcome.asked += 1

@@ -20,7 +20,9 @@ from gpu2npu.rules.model import Field
 class ApiStatus(RuleKind):
     name = "ApiStatusRule"
     fields = {
-        "api": Field((str, list), required=True, dotted=True, help="fully qualified name(s), e.g. torch.cdist"),
+        "api": Field(
+            (str, list), required=True, dotted=True, help="fully qualified name(s), e.g. torch.cdist"
+        ),
         "status": Field(str, required=True, help="one of " + ", ".join(STATUSES)),
         "tip": Field(str, help="what to tell the user, e.g. 'use torch_npu.npu_xxx'"),
         "references": Field(bool, default=False, help="report references to the name too, not only calls"),

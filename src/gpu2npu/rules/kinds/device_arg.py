@@ -39,7 +39,9 @@ _MAY_MAKE_DEVICE_ATTRIBUTES_INT = (r"\.device\s*=[^=]", r"add_argument")
 class DeviceArg(RuleKind):
     name = "DeviceArgRule"
     fields = {
-        "func_name": Field(str, required=True, help="qualified function name, or a method name (to, new_zeros)"),
+        "func_name": Field(
+            str, required=True, help="qualified function name, or a method name (to, new_zeros)"
+        ),
         "arg_idx": Field(int, default=-1, help="position among the positional arguments"),
         "arg_keyword": Field(str, help="keyword of the device argument"),
         "device_type": Field(str, default="npu", help="device type an int index is turned into"),
@@ -65,7 +67,9 @@ class DeviceArg(RuleKind):
             patterns.add(r"\b" + re.escape(rule["arg_keyword"]) + r"\s*=\s*" + _NEVER_INT)
         if rule["arg_idx"] >= 0:
             callee = re.escape("." + name if "." not in name else name_trigger(name))
-            patterns.add(callee + r"\(\s*(?!\))(?!\w+\s*=[^=])" + _NEVER_INT if rule["arg_idx"] == 0 else callee)
+            patterns.add(
+                callee + r"\(\s*(?!\))(?!\w+\s*=[^=])" + _NEVER_INT if rule["arg_idx"] == 0 else callee
+            )
         return patterns
 
     def describe(self, rule):
@@ -112,7 +116,8 @@ def is_pure(node: cst.BaseExpression) -> bool:
         return is_pure(node.value)
     if isinstance(node, cst.Subscript):
         return is_pure(node.value) and all(
-            isinstance(element.slice, cst.Index) and is_pure_constant(element.slice.value) for element in node.slice
+            isinstance(element.slice, cst.Index) and is_pure_constant(element.slice.value)
+            for element in node.slice
         )
     return False
 

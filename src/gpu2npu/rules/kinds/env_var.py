@@ -22,7 +22,9 @@ class EnvVarRename(RuleKind):
 
     def compile(self, rule, index):
         old, new = rule["old_name"], rule["new_name"]
-        index.strings.add(StringTarget(old, new, rule.id, "exact", f"change environment variable {old} to {new}"))
+        index.strings.add(
+            StringTarget(old, new, rule.id, "exact", f"change environment variable {old} to {new}")
+        )
 
     def trigger_words(self, rule):
         return {rule["old_name"]}

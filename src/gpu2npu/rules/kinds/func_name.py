@@ -17,7 +17,9 @@ class FuncNameModify(RuleKind):
     fields = {
         "old_name": Field(str, required=True, help="qualified function name, or a method name"),
         "new_name": Field(str, required=True, help="new qualified name (or new last name)"),
-        "replace_module": Field(bool, default=False, help="replace the whole dotted callee, not just its last name"),
+        "replace_module": Field(
+            bool, default=False, help="replace the whole dotted callee, not just its last name"
+        ),
     }
 
     def validate(self, fields):

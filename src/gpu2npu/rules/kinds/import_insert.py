@@ -14,7 +14,9 @@ class InsertImport(RuleKind):
     name = "InsertImportRule"
     fields = {
         "module": Field(str, required=True, dotted=True, help="module to import, e.g. torch_npu"),
-        "after_module": Field(str, required=True, dotted=True, help="insert after the first import of this, e.g. torch"),
+        "after_module": Field(
+            str, required=True, dotted=True, help="insert after the first import of this, e.g. torch"
+        ),
     }
     text_only = True  # a file only this kind triggers is edited as text, without libcst
 

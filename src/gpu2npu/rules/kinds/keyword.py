@@ -55,7 +55,9 @@ class KeywordRename(RuleKind):
         old_code = ctx.code(arg.value)
         value_map = rule.get("value_map", {})
         if old_code in value_map and value_map[old_code] is None:
-            ctx.record("DELETE", f"delete the arg {rule['old_keyword']} of function {rule['func_name']}", rule.id)
+            ctx.record(
+                "DELETE", f"delete the arg {rule['old_keyword']} of function {rule['func_name']}", rule.id
+            )
             return delete_argument(call, position)
         if old_code in value_map:
             new_value = cst.parse_expression(str(value_map[old_code]))
@@ -64,7 +66,11 @@ class KeywordRename(RuleKind):
         else:
             new_value = arg.value
         new_code = f"{rule['new_keyword']}={ctx.code(new_value)}"
-        ctx.record("MODIFY", f"change the arg {rule['old_keyword']}={old_code} of function {rule['func_name']} to {new_code}", rule.id)
+        ctx.record(
+            "MODIFY",
+            f"change the arg {rule['old_keyword']}={old_code} of function {rule['func_name']} to {new_code}",
+            rule.id,
+        )
         args = list(call.args)
         args[position] = arg.with_changes(keyword=cst.Name(rule["new_keyword"]), value=new_value)
         return call.with_changes(args=args)

@@ -13,7 +13,9 @@ from gpu2npu.rules.model import Field
 class NameRename(RuleKind):
     name = "NameRenameRule"
     fields = {
-        "old_name": Field(str, required=True, dotted=True, help="fully qualified name, e.g. torch.cuda.synchronize"),
+        "old_name": Field(
+            str, required=True, dotted=True, help="fully qualified name, e.g. torch.cuda.synchronize"
+        ),
         "new_name": Field(str, required=True, nullable=True, help="its NPU counterpart, or null for none"),
     }
 

@@ -37,7 +37,9 @@ class ReplaceString(RuleKind):
 
     def compile(self, rule, index):
         old, new = rule["str_old"], rule["str_new"]
-        index.strings.add(StringTarget(old, new, rule.id, match_mode(rule.fields), f'replace string "{old}" with "{new}"'))
+        index.strings.add(
+            StringTarget(old, new, rule.id, match_mode(rule.fields), f'replace string "{old}" with "{new}"')
+        )
 
     def trigger_words(self, rule):
         return {rule["str_old"]}

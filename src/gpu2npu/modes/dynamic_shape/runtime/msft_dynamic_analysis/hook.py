@@ -28,10 +28,30 @@ import os
 import sys
 
 REPORT_FILE = "msft_dynamic_shape_analysis_report.csv"
-COLUMNS = ("Function Name", "File Path", "Line Number", "Call Stack", "Input Shape Range", "Output Shape Range")
+COLUMNS = (
+    "Function Name",
+    "File Path",
+    "Line Number",
+    "Call Stack",
+    "Input Shape Range",
+    "Output Shape Range",
+)
 MAX_TRACES = 100000  # (site, occurrence) shapes kept; memory stays bounded on endless loops
 CONVERSIONS = frozenset(
-    ["cpu", "cuda", "long", "float", "int", "detach", "to", "contiguous", "type", "requires_grad_", "clone", "numpy"]
+    [
+        "cpu",
+        "cuda",
+        "long",
+        "float",
+        "int",
+        "detach",
+        "to",
+        "contiguous",
+        "type",
+        "requires_grad_",
+        "clone",
+        "numpy",
+    ]
 )
 PACKAGE_DIR = os.path.dirname(os.path.realpath(__file__))
 PROJECT_ROOT = os.path.dirname(PACKAGE_DIR)
@@ -94,7 +114,9 @@ def _widen(ranges, shapes):
 def _ranges_text(ranges):
     """``[(2, 3)-(4, 3), (3, 4)-(3, 4)]``: per tensor position, smallest-largest, one per rank."""
     positions = [
-        " | ".join(f"{tuple(smallest)}-{tuple(largest)}" for _, (smallest, largest) in sorted(by_rank.items()))
+        " | ".join(
+            f"{tuple(smallest)}-{tuple(largest)}" for _, (smallest, largest) in sorted(by_rank.items())
+        )
         for by_rank in ranges
     ]
     return "[" + ", ".join(positions) + "]"
@@ -191,7 +213,9 @@ class DynamicShapeDetector:
         self._recording = self._running > 0 and not self._stopped
 
     def _stop_after(self, exc):
-        self._stop(f"recording stopped after an error of its own ({exc!r}); the report covers what came before")
+        self._stop(
+            f"recording stopped after an error of its own ({exc!r}); the report covers what came before"
+        )
 
     def _stop(self, message):
         if not self._stopped:
@@ -360,8 +384,12 @@ class DynamicShapeDetector:
             _warn(f"cannot write the report ({exc})")
             return
         if self._batches < 2:
-            _warn(f"{self._batches} batch(es) went through DETECTOR.start(...): shapes can only differ between batches")
-        _warn(f"{count} call site(s) with shapes that change between batches, in {self._batches} batches; report: {path}")
+            _warn(
+                f"{self._batches} batch(es) went through DETECTOR.start(...): shapes can only differ between batches"
+            )
+        _warn(
+            f"{count} call site(s) with shapes that change between batches, in {self._batches} batches; report: {path}"
+        )
 
 
 DETECTOR = DynamicShapeDetector()
