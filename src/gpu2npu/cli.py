@@ -264,10 +264,10 @@ class ManyValues(click.Option):
         for name in self.opts:
             option = parser._long_opt.get(name) or parser._short_opt.get(name)
             if option is not None:
-                option.process = self._greedy(option.process, parser)
+                option.process = self._greedy(option.process)
 
     @staticmethod
-    def _greedy(process, parser):
+    def _greedy(process):
         def take_following(value, state):
             values = [value]
             while state.rargs and not state.rargs[0].startswith("-"):

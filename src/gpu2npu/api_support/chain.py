@@ -69,7 +69,8 @@ def listed_chain(cell: Cell, context: Context) -> List[str]:
     ]
     if cell.conflict:
         lines.append(
-            f"{facts[0]} and {facts[1]} disagree -> {cell.status} (a conflict is never reported as unsupported)"
+            f"{facts[0]} and {facts[1]} disagree -> {cell.status} "
+            "(a conflict is never reported as unsupported)"
         )
     elif len(facts) == 2:
         lines.append(f"{facts[0]} and {facts[1]} agree that it runs, one states limits -> {cell.status}")
@@ -95,7 +96,8 @@ def neighbour_line(version: str, cell: Optional[Cell]) -> str:
 def operator_line(fact: Fact, status: str, api: str) -> str:
     operator = operator_name(api)
     if fact.name == "cpu":
-        return f"{fact}: ATen operator '{operator}' (some or all overloads) runs on the CPU for torch {fact.version}"
+        overloads = "(some or all overloads)"
+        return f"{fact}: ATen operator '{operator}' {overloads} runs on the CPU for torch {fact.version}"
     if usable(status):
         return f"{fact}: ATen operator '{operator}' has an NPU kernel for torch {fact.version}"
     return f"{fact}: op-plugin lists ATen operator '{operator}' as unsupported for torch {fact.version}"
@@ -145,7 +147,10 @@ def no_operator_line(context: Context) -> str:
     operator = operator_name(context.api)
     if operator is None:
         return "no operator evidence (not a torch / Tensor / functional operator name)"
-    return f"no operator evidence: no NPU kernel listed for ATen operator '{operator}' for torch {context.version}"
+    return (
+        f"no operator evidence: no NPU kernel listed for ATen operator '{operator}' "
+        f"for torch {context.version}"
+    )
 
 
 def lists_by_version(rows: Dict[str, Row], versions: Tuple[str, ...]) -> Dict[str, FrozenSet[str]]:

@@ -11,7 +11,9 @@ class CallSite:
     file: str  # POSIX path relative to the project root
     start_line: int  # 1-based, in the original file
     end_line: int
-    api: str  # fully qualified name through the file's imports ('torch.optim.Adam', 'torch.optim.Adam.step'); '' when unknown
+    # fully qualified name through the file's imports ('torch.optim.Adam', 'torch.optim.Adam.step');
+    # '' when unknown
+    api: str
     kind: str  # 'call', 'base' (class base), 'decorator', 'import'
     method: str = (
         ""  # the called method's name when the receiver's type is unknown ('to' in x.to(d)); api is '' then

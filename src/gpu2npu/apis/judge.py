@@ -133,7 +133,10 @@ class ApiJudge:
         if found is not None and found[1].new is not None:
             return None  # the migration rewrites it
         if found is not None and found[0].startswith("torch.cuda"):
-            tip = f"no NPU counterpart for torch {self.version}: remove it or guard it with torch.npu.is_available()"
+            tip = (
+                f"no NPU counterpart for torch {self.version}: "
+                "remove it or guard it with torch.npu.is_available()"
+            )
             rule_id = found[1].rule_id
             return self._make(site, api, tip, UNSUPPORTED, "listed", f"rules:{rule_id}", rule=rule_id)
         answer = self.kb.lookup(api, self.version, self._overrides(api))

@@ -87,7 +87,8 @@ def _write_new(tree: AtomicTree, name: str, text: str) -> None:
 
 def _log(summary: dict, result: ModeResult) -> str:
     lines = [
-        f"gpu2npu {__version__} analyse -m {summary['mode']}: input {summary['input']}, torch {summary['torch_version']}",
+        f"gpu2npu {__version__} analyse -m {summary['mode']}: "
+        f"input {summary['input']}, torch {summary['torch_version']}",
         f"-api files: {', '.join(summary['api_files']) or '(none)'}",
     ]
     if summary["env_paths"]:

@@ -33,5 +33,8 @@ def explain(name: str, version: str, rule_files: Sequence[str]) -> str:
     index = compile_index(load_rules(rule_files), version)
     answer = KnowledgeBase.load().lookup(name, version, index.overrides_for(name))
     if answer is None:
-        return f"{name} (torch {version}): not judged; only torch.* names are checked against the Ascend API lists"
+        return (
+            f"{name} (torch {version}): not judged; "
+            "only torch.* names are checked against the Ascend API lists"
+        )
     return "\n".join(explanation(answer))

@@ -262,7 +262,7 @@ class FileFacts:
         name = dotted(node)
         if name is None:
             return frozenset({UNKNOWN})
-        if _is_dtype_name(name, self.qualified(name)):
+        if _is_dtype_name(self.qualified(name)):
             return frozenset({"dtype"})
         if "." in name:
             return self._attribute_kinds(name, depth)
@@ -346,7 +346,7 @@ def _is_torch(module: str) -> bool:
     return module == "torch" or module.startswith("torch.")
 
 
-def _is_dtype_name(name: str, qualified: str) -> bool:
+def _is_dtype_name(qualified: str) -> bool:
     head, _, last = qualified.rpartition(".")
     if last == "dtype" or last.endswith("_dtype"):
         return True

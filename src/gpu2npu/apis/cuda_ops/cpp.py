@@ -4,12 +4,9 @@ qualified names and parameter lists of definitions."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Tuple
+from typing import Dict, Iterator, List, Optional, Tuple
 
 from gpu2npu.apis.cuda_ops.tokens import OPENERS, bracket_pairs, tokenize
-
-if TYPE_CHECKING:
-    from gpu2npu.apis.cuda_ops.arity import Arity
 
 NOT_A_TYPE = frozenset(
     {"return", "new", "delete", "throw", "case", "else", "do", "sizeof", "co_return", "co_yield"}
@@ -27,7 +24,8 @@ class CppText:
         self.tokens = tokenize(text)
         self.close, self.open = bracket_pairs(self.tokens)
         self._call_names: Optional[Dict[str, List[int]]] = None
-        self.arity_cache: Dict[Tuple[str, str], List["Arity"]] = {}  # (function, owner type) -> arities
+        # (function, owner type) -> its arities (gpu2npu.apis.cuda_ops.arity), computed once per text
+        self.arity_cache: Dict[Tuple[str, str], list] = {}
 
     def is_op(self, index: int, text: str) -> bool:
         return (

@@ -113,9 +113,8 @@ def junit(findings, summary, failing) -> str:
         cases.append('    <testcase classname="gpu2npu" name="no findings"/>')
     return (
         '<?xml version="1.0" encoding="UTF-8"?>\n<testsuites>\n'
-        f'  <testsuite name="gpu2npu check" tests="{max(1, len(findings))}" failures="{failures}" errors="0">\n'
-        + "\n".join(cases)
-        + "\n  </testsuite>\n</testsuites>\n"
+        f'  <testsuite name="gpu2npu check" tests="{max(1, len(findings))}" '
+        f'failures="{failures}" errors="0">\n' + "\n".join(cases) + "\n  </testsuite>\n</testsuites>\n"
     )
 
 

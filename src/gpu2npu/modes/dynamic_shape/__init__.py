@@ -10,18 +10,7 @@ package copied beside the project, which records the shapes and writes the repor
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from gpu2npu.modes import Mode
-
-RUNTIME_PACKAGE = "msft_dynamic_analysis"
-RUNTIME_FILES = ("__init__.py", "hook.py")
-RUNTIME_DIR = Path(__file__).resolve().parent / "runtime" / RUNTIME_PACKAGE
-# Files whose instrumented copy gained a line (the import could not share an existing line):
-# {relative path: number of the added line in the copy}; the runtime maps lines back with it.
-ADDED_LINES_FILE = "added_lines.json"
-REPORT_FILE = "msft_dynamic_shape_analysis_report.csv"
-DETECTOR_IMPORT = f"from {RUNTIME_PACKAGE}.hook import DETECTOR"
 
 
 def run(request, tree):

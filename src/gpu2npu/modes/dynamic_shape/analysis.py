@@ -19,15 +19,15 @@ from typing import List, Optional, Tuple
 
 from gpu2npu.errors import UserError
 from gpu2npu.modes import LOG_FILE, SUMMARY_FILE, AnalyseRequest, ModeResult
-from gpu2npu.modes.dynamic_shape import (
+from gpu2npu.modes.dynamic_shape.instrument import Instrumented, instrument_source
+from gpu2npu.modes.dynamic_shape.loops import BY_HAND, BY_NAME, Loop
+from gpu2npu.modes.dynamic_shape.runtime_package import (
     ADDED_LINES_FILE,
     REPORT_FILE,
     RUNTIME_DIR,
     RUNTIME_FILES,
     RUNTIME_PACKAGE,
 )
-from gpu2npu.modes.dynamic_shape.instrument import Instrumented, instrument_source
-from gpu2npu.modes.dynamic_shape.loops import BY_HAND, BY_NAME, Loop
 from gpu2npu.project.output import AtomicTree, copy_file, copy_other_entries, make_directories
 from gpu2npu.project.parallel import run_jobs
 from gpu2npu.project.plan import Plan, plan_input
@@ -60,7 +60,8 @@ def refuse_reserved_names(root: Path) -> None:
         entry = root / name
         if entry.exists() or entry.is_symlink():
             raise UserError(
-                f"input '{root}' has an entry named '{name}', which the dynamic_shape analysis writes into its copy",
+                f"input '{root}' has an entry named '{name}', "
+                "which the dynamic_shape analysis writes into its copy",
                 "rename it, or analyse the original project rather than an instrumented copy",
             )
 
@@ -150,7 +151,8 @@ def loop_log_line(rel: str, loop: Loop) -> str:
 
 def _hints(outcomes: List[FileOutcome], destination: Path, single_file: bool, wrapped: bool) -> List[str]:
     script = _script_to_run(outcomes, single_file)
-    command = f"PYTHONPATH={shlex.quote(str(destination))} python {shlex.quote(str(destination / script)) if script else '<your training script in the copy>'}"
+    to_run = shlex.quote(str(destination / script)) if script else "<your training script in the copy>"
+    command = f"PYTHONPATH={shlex.quote(str(destination))} python {to_run}"
     hints = [] if wrapped else [f"no training loop was found: in the copy, wrap it by hand: {WRAP_BY_HAND}"]
     return hints + [
         f"run a few batches of the instrumented copy: {command}",

@@ -35,8 +35,8 @@ from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from gpu2npu.modes.dynamic_shape import DETECTOR_IMPORT
 from gpu2npu.modes.dynamic_shape.loops import BY_HAND, Loop, find_loops
+from gpu2npu.modes.dynamic_shape.runtime_package import DETECTOR_IMPORT
 from gpu2npu.source.imports import file_imports, qualify
 from gpu2npu.source.lines import NewlineCounter
 from gpu2npu.source.names import dotted, dotted_name
@@ -57,8 +57,9 @@ JIT_COMPILED = frozenset(
 # Python 3.9 has no sys.stdlib_module_names: the modules training code calls most.
 _STDLIB_FALLBACK = (
     "abc argparse ast asyncio collections contextlib copy csv datetime enum functools gc glob hashlib heapq "
-    "importlib inspect io itertools json logging math multiprocessing operator os pathlib pickle platform pprint "
-    "queue random re shutil signal socket string struct subprocess sys tempfile threading time traceback types "
+    "importlib inspect io itertools json logging math multiprocessing operator os pathlib pickle "
+    "platform pprint queue random re shutil signal socket string struct subprocess sys tempfile "
+    "threading time traceback types "
     "typing unittest uuid warnings weakref zipfile"
 )
 STDLIB = frozenset(getattr(sys, "stdlib_module_names", _STDLIB_FALLBACK.split()))
@@ -103,7 +104,10 @@ def instrument_source(data: bytes, path: str = "<file>") -> Instrumented:
         compile(result.new_bytes, path, "exec", dont_inherit=True)
     except (SyntaxError, ValueError) as exc:  # a bug of ours: never hand out a broken copy
         return Instrumented(
-            skipped=f"internal error: the instrumented file would not compile ({_first_line(exc)}); copied unchanged"
+            skipped=(
+                f"internal error: the instrumented file would not compile ({_first_line(exc)}); "
+                "copied unchanged"
+            )
         )
     return result
 

@@ -7,7 +7,6 @@ temporary folder that is always removed."""
 from __future__ import annotations
 
 import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, Iterable, Optional, Tuple
@@ -25,15 +24,6 @@ class JediOutcome:
     asked: int = 0  # open calls looked up
     placed: int = 0  # of which jedi found a library function
     failed: int = 0  # lookups jedi raised on (kept as unplaced)
-    seconds: float = 0.0
-
-
-def jedi_missing() -> bool:
-    try:
-        import jedi  # noqa: F401
-    except ImportError:
-        return True
-    return False
 
 
 def place_open_calls(
@@ -45,7 +35,6 @@ def place_open_calls(
     except ImportError:
         return JediOutcome(available=False)
     outcome = JediOutcome(available=True)
-    started = time.perf_counter()
     definitions = _definitions_by_position(graph)
     saved = {name: getattr(jedi.settings, name) for name in FAST_SETTINGS}
     with tempfile.TemporaryDirectory(prefix="gpu2npu-jedi-") as cache:
@@ -70,7 +59,6 @@ def place_open_calls(
         finally:
             for name, value in saved.items():
                 setattr(jedi.settings, name, value)
-    outcome.seconds = time.perf_counter() - started
     return outcome
 
 

@@ -95,7 +95,8 @@ class DeviceArg(RuleKind):
             new_value = cst.parse_expression(guarded_source(code, device_type, is_pure(value)))
         ctx.record(
             "MODIFY",
-            f"an int device index in the arg {_where(call.args[position], rule)} of {rule['func_name']} becomes '{device_type}:N'",
+            f"an int device index in the arg {_where(call.args[position], rule)} of {rule['func_name']} "
+            f"becomes '{device_type}:N'",
             rule.id,
         )
         return replace_value(call, position, new_value)

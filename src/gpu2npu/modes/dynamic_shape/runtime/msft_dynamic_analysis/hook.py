@@ -183,7 +183,8 @@ class DynamicShapeDetector:
             import torch
         except ImportError as exc:
             raise ImportError(
-                f"msft_dynamic_analysis records tensor shapes and needs PyTorch, but 'import torch' failed ({exc}); "
+                "msft_dynamic_analysis records tensor shapes and needs PyTorch, "
+                f"but 'import torch' failed ({exc}); "
                 "run the instrumented copy with the Python environment of your training"
             ) from exc
         self._tensor, self._module = torch.Tensor, torch.nn.Module
@@ -385,10 +386,12 @@ class DynamicShapeDetector:
             return
         if self._batches < 2:
             _warn(
-                f"{self._batches} batch(es) went through DETECTOR.start(...): shapes can only differ between batches"
+                f"{self._batches} batch(es) went through DETECTOR.start(...): "
+                "shapes can only differ between batches"
             )
         _warn(
-            f"{count} call site(s) with shapes that change between batches, in {self._batches} batches; report: {path}"
+            f"{count} call site(s) with shapes that change between batches, "
+            f"in {self._batches} batches; report: {path}"
         )
 
 
