@@ -115,8 +115,10 @@ DATASETS = ["ImageNet", "CIFAR-10", "COCO", "ADE20K", "Cityscapes", "VOC", "LVIS
 
 MODEL_SENTENCES = [
     "The {thing} keeps the {attr} unchanged so several of them can be stacked without extra bookkeeping.",
-    "We follow the reference implementation here, which differs slightly from the paper in how the {attr} is handled.",
-    "Weights are initialised with a scaled normal distribution; this made early training noticeably more stable.",
+    "We follow the reference implementation here, "
+    "which differs slightly from the paper in how the {attr} is handled.",
+    "Weights are initialised with a scaled normal distribution; "
+    "this made early training noticeably more stable.",
     "Setting the {attr} too small tends to hurt accuracy on the validation split.",
     "Batch normalisation is applied before the activation, as in the original {arch} design.",
     "Keep this in sync with the configuration files, otherwise released checkpoints will not load.",
@@ -625,9 +627,10 @@ def model_conv_block(ctx: FileContext) -> Code:
     for i in range(2, depth + 1):
         code.add(
             2,
-            "self.conv{0} = nn.Conv2d(out_channels, out_channels, kernel_size, padding=padding, bias=False)".format(
-                i
-            ),
+            (
+                "self.conv{0} = nn.Conv2d(out_channels, out_channels, kernel_size, "
+                "padding=padding, bias=False)"
+            ).format(i),
         )
         code.add(2, "self.bn{0} = nn.BatchNorm2d(out_channels)".format(i))
     if use_dropout:
@@ -2221,7 +2224,8 @@ def train_main(ctx: FileContext, style: TrainStyle, dataset: str) -> Code:
     code.add(1, "train_loader = DataLoader(train_set, batch_size=args.batch_size, shuffle=sampler is None,")
     code.add(
         1,
-        "                          sampler=sampler, num_workers=args.workers, pin_memory=True, drop_last=True)",
+        "                          sampler=sampler, num_workers=args.workers, "
+        "pin_memory=True, drop_last=True)",
     )
     code.add(1, "val_loader = DataLoader(val_set, batch_size=args.batch_size, shuffle=False,")
     code.add(1, "                        num_workers=args.workers, pin_memory=True)")
@@ -2247,7 +2251,8 @@ def train_main(ctx: FileContext, style: TrainStyle, dataset: str) -> Code:
         code.add(3, "sampler.set_epoch(epoch)")
         code.add(
             2,
-            "train_loss = train_one_epoch(model, train_loader, criterion, optimizer, scaler, epoch, device, args)",
+            "train_loss = train_one_epoch(model, train_loader, criterion, optimizer, scaler, "
+            "epoch, device, args)",
         )
         code.add(2, "acc = evaluate(model, val_loader, device, args)")
         code.add(2, "is_best = acc > best_acc")
@@ -2629,7 +2634,8 @@ def make_readme(project: str, n_py: int) -> str:
             "",
             "```bash",
             "pip install -r requirements.txt",
-            "CUDA_VISIBLE_DEVICES=0,1,2,3 torchrun --nproc_per_node=4 tools/train.py --config configs/example.yaml",
+            "CUDA_VISIBLE_DEVICES=0,1,2,3 torchrun --nproc_per_node=4 "
+            "tools/train.py --config configs/example.yaml",
             "```",
             "",
             "Requires a CUDA capable GPU with at least 16 GB of memory for the default batch size.",

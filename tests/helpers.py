@@ -82,7 +82,10 @@ def run_cli(*args, cwd=None, input_text=None, env=None, command=None) -> subproc
 
 def run_cli_without(module: str, *args, cwd=None) -> subprocess.CompletedProcess:
     """The CLI in an interpreter where ``import <module>`` fails, as if it were not installed."""
-    code = f"import sys; sys.modules[{module!r}] = None; from gpu2npu.cli import main; sys.argv[0] = 'gpu2npu'; main()"
+    code = (
+        f"import sys; sys.modules[{module!r}] = None; "
+        "from gpu2npu.cli import main; sys.argv[0] = 'gpu2npu'; main()"
+    )
     return run_cli(*args, cwd=cwd, command=[sys.executable, "-c", code])
 
 

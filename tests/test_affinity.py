@@ -1,5 +1,5 @@
 """`gpu2npu analyse -m affinity_apis`: affinity_api_call.csv on a fixture project, version
-awareness, name resolution without jedi, and rules/affinity.yaml against its generator."""
+awareness, name resolution without jedi, and affinity.yaml against its generator."""
 
 import ast
 import importlib.util
@@ -338,7 +338,8 @@ def test_a_malformed_affinity_file_is_a_clear_error(tmp_path):
     with pytest.raises(RuleFileError) as caught:
         parse_affinity(path)
     assert str(caught.value) == (
-        f"{path}: entries[0]: missing field(s) replacement, source, versions; fix the rule file (see 'Rule files' in README.md)"
+        f"{path}: entries[0]: missing field(s) replacement, source, versions; "
+        "fix the rule file (see 'Rule files' in README.md)"
     )
 
 
@@ -366,19 +367,22 @@ def test_affinity_yaml_is_what_gen_kb_makes_of_the_kb_csv(tmp_path):
 def test_generator_decisions_on_apex_conditional_and_class_rows(tmp_path):
     facts = write(
         tmp_path / "map.csv",
-        textwrap.dedent("""\
+        textwrap.dedent(
+            """\
         match_kind,original,match_detail,replacement,replacement_present_in_torch,evidence
-        user-defined class,DropPath,"base=nn.Module; __init__=self,p; forward=self,x",m.NpuDropPath,1.11.0 2.8.0,MSAFF
+        user-defined class,DropPath,"base=nn.Module; __init__=self,p; forward=self,x",m.NpuDropPath,1.11.0 """
+            """2.8.0,MSAFF
         torch api call,torch.optim.Adam,,apex.optimizers.NpuFusedAdam,n/a,MSADV
         torch api call,torch.nn.Linear,when input is 2-D or 3-D,torch_npu.npu_linear,2.8.0,MSADV
-        """),
+        """
+        ),
     )
     text = gen_kb().render_affinity(facts)
     assert "#   torch.optim.Adam -> apex.optimizers.NpuFusedAdam: apex replacement only\n" in text
     assert (
-        "#   torch.nn.Linear -> torch_npu.npu_linear: conditional (when input is 2-D or 3-D), cannot be decided"
-        in text
-    )
+        "#   torch.nn.Linear -> torch_npu.npu_linear: conditional (when input is 2-D or 3-D), "
+        "cannot be decided"
+    ) in text
     path = write(tmp_path / "affinity.yaml", text)
     (drop_path, special) = parse_affinity(path)
     assert (drop_path.base, drop_path.init, drop_path.forward, drop_path.versions) == (

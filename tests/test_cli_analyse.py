@@ -68,7 +68,8 @@ def test_bad_api_file_existing_output_and_unknown_mode_are_usage_errors(tmp_path
     bad = run_cli("analyse", "-i", "proj", "-o", "out", "-v", "2.8", "-api", "bad.csv", cwd=tmp_path)
     assert (bad.returncode, bad.stderr) == (
         2,
-        "gpu2npu: error: -api file 'bad.csv' has no '3rd-party API' column; pass a full_unsupported_results.csv\n",
+        "gpu2npu: error: -api file 'bad.csv' has no '3rd-party API' column; "
+        "pass a full_unsupported_results.csv\n",
     )
     assert not (tmp_path / "out" / "proj_analysis").exists()
     assert run_cli("analyse", "-i", "proj", "-o", "out", "-v", "2.8", cwd=tmp_path).returncode == 0
@@ -86,7 +87,8 @@ def test_bad_api_file_existing_output_and_unknown_mode_are_usage_errors(tmp_path
     )
     assert (unused.returncode, unused.stderr.splitlines()[-1]) == (
         2,
-        "gpu2npu: error: -api is used by -m torch_apis and -m third_party, not by -m affinity_apis; drop -api or choose one of those modes",
+        "gpu2npu: error: -api is used by -m torch_apis and -m third_party, not by -m affinity_apis; "
+        "drop -api or choose one of those modes",
     )
     assert not (tmp_path / "out2").exists()
 

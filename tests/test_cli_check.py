@@ -145,9 +145,9 @@ def test_json_junit_and_github_formats(tmp_path):
     assert (suite.get("tests"), suite.get("failures")) == ("2", "1")
     assert suite.findall("testcase/failure")[0].get("type") == "unsupported"
     github = check(tmp_path, "bad.py", "--format", "github").stdout.splitlines()
-    assert (
-        github[0]
-        == "::notice file=bad.py,line=1,col=1,title=gpu2npu G2N001::not converted yet; gpu2npu migrate would insert: insert import torch_npu"
+    assert github[0] == (
+        "::notice file=bad.py,line=1,col=1,title=gpu2npu G2N001::not converted yet; "
+        "gpu2npu migrate would insert: insert import torch_npu"
     )
     assert github[1].startswith(
         "::error file=bad.py,line=3,col=9,title=gpu2npu unsupported-api::torch.nn.DataParallel: use "

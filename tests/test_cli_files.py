@@ -169,7 +169,8 @@ def test_invalid_utf8_file_with_cuda_code_is_copied_and_listed(tmp_path):
     assert skipped(out) == [
         [
             "bad.py",
-            "cannot be decoded ('utf-8' codec can't decode byte 0xff in position 18: invalid start byte); copied unchanged",
+            "cannot be decoded ('utf-8' codec can't decode byte 0xff in position 18: invalid start byte); "
+            "copied unchanged",
         ]
     ]
     assert change_lines(out) == [CHANGE_HEADER]
@@ -203,13 +204,15 @@ ENCODING_CASES = {
     ),
     "latin1.py": (
         b'# -*- coding: latin-1 -*-\nimport torch\ns = "caf\xe9"\nx = torch.zeros(1).cuda()  # \xe9t\xe9\n',
-        b'# -*- coding: latin-1 -*-\nimport torch\nimport torch_npu\ns = "caf\xe9"\nx = torch.zeros(1).npu()  # \xe9t\xe9\n',
+        b'# -*- coding: latin-1 -*-\nimport torch\nimport torch_npu\ns = "caf\xe9"\n'
+        b"x = torch.zeros(1).npu()  # \xe9t\xe9\n",
     ),
     "gbk.py": (
         "# -*- coding: gbk -*-\nimport torch\n# 训练\nx = torch.zeros(1).cuda()  # 设备\n".encode("gbk"),
-        "# -*- coding: gbk -*-\nimport torch\nimport torch_npu\n# 训练\nx = torch.zeros(1).npu()  # 设备\n".encode(
-            "gbk"
-        ),
+        (
+            "# -*- coding: gbk -*-\nimport torch\nimport torch_npu\n# 训练\n"
+            "x = torch.zeros(1).npu()  # 设备\n"
+        ).encode("gbk"),
     ),
     "bom_crlf_tabs.py": (
         b"\xef\xbb\xbfimport torch\r\nif True:\r\n\tx = torch.zeros(1).cuda()\r\n",

@@ -29,7 +29,10 @@ A_ROWS = [
 DIST_PY = "import torch.distributed as dist\nb = dist.Backend.NCCL\n"
 # constructs spanning several lines: rows give the original (1-based) lines of the construct
 MULTI_PY = "import torch\n\n\ny = torch.cuda.set_device(\n    0,\n)\nz = torch.zeros(\n    2).cuda()\n"
-MULTI_PY_NPU = "import torch\nimport torch_npu\n\n\ny = torch.npu.set_device(\n    0,\n)\nz = torch.zeros(\n    2).npu()\n"
+MULTI_PY_NPU = (
+    "import torch\nimport torch_npu\n\n\ny = torch.npu.set_device(\n    0,\n)\n"
+    "z = torch.zeros(\n    2).npu()\n"
+)
 MULTI_ROWS = [
     "sub/b.py,1,1,INSERT,insert import torch_npu,G2N001",
     "sub/b.py,4,4,MODIFY,change function torch.cuda.set_device to torch_npu.npu.set_device,G2N358",
@@ -80,7 +83,8 @@ def test_directory_input_gives_name_msft_with_exact_change_rows(small_run):
         A_ROWS
         + [
             "d.py,1,1,INSERT,insert import torch_npu,G2N001",
-            "d.py,2,2,MODIFY,change name torch.distributed.Backend.NCCL to torch.distributed.Backend.HCCL,G2N013",
+            "d.py,2,2,MODIFY,change name torch.distributed.Backend.NCCL to "
+            "torch.distributed.Backend.HCCL,G2N013",
         ]
         + MULTI_ROWS,
     )
@@ -259,12 +263,14 @@ def test_short_version_is_accepted_as_full_version(tmp_path):
         (
             "2.8.0",
             "b = dist.Backend.HCCL",
-            "d.py,2,2,MODIFY,change name torch.distributed.Backend.NCCL to torch.distributed.Backend.HCCL,G2N013",
+            "d.py,2,2,MODIFY,change name torch.distributed.Backend.NCCL to "
+            "torch.distributed.Backend.HCCL,G2N013",
         ),
         (
             "1.11.0",
             "b = torch_npu.distributed.Backend.HCCL",
-            "d.py,2,2,MODIFY,change name torch.distributed.Backend.NCCL to torch_npu.distributed.Backend.HCCL,G2N014",
+            "d.py,2,2,MODIFY,change name torch.distributed.Backend.NCCL to "
+            "torch_npu.distributed.Backend.HCCL,G2N014",
         ),
     ],
     ids=["2.8.0", "1.11.0"],
@@ -297,7 +303,8 @@ MYLIB_PY_NPU = "import mylib\ny = mylib.npu_op(1)\nmylib.launch('npu', 2)\nz = m
 def user_rule_rows(name):
     return [
         f"m.py,2,2,MODIFY,change function mylib.gpu_op to mylib.npu_op,{name}:FuncNameModifyRule[0]",
-        f"m.py,3,3,MODIFY,change the arg at position 0 of function mylib.launch to 'npu',{name}:ArgsModifyRule[0]",
+        "m.py,3,3,MODIFY,change the arg at position 0 of function mylib.launch "
+        f"to 'npu',{name}:ArgsModifyRule[0]",
         f"m.py,4,4,MODIFY,change function mylib.gpu.thing to mylib.npu.thing,{name}:ModuleNameModifyRule[0]",
     ]
 
@@ -341,13 +348,15 @@ def test_without_the_rule_file_the_user_calls_stay(tmp_path):
         ),
         (
             "bad.json",
-            '{"rules": {"FuncNameModifyRule": [{"old_name": "a.b", "new_name": "a.c"}, {"old_name": "a.d", "new_name": 5}]}}',
+            '{"rules": {"FuncNameModifyRule": [{"old_name": "a.b", "new_name": "a.c"}, '
+            '{"old_name": "a.d", "new_name": 5}]}}',
             "gpu2npu: error: bad.json: rules.FuncNameModifyRule[1].new_name: must be ",
             False,
         ),
         (
             "bad.json",
-            '{"rules": {"ArgsModifyRule": [{"func_name": "mylib.launch", "arg_idx": "zero", "arg_new": "1"}]}}',
+            '{"rules": {"ArgsModifyRule": [{"func_name": "mylib.launch", '
+            '"arg_idx": "zero", "arg_new": "1"}]}}',
             "gpu2npu: error: bad.json: rules.ArgsModifyRule[0].arg_idx: must be an integer, not 'zero'"
             + RULE_FILE_HINT,
             True,

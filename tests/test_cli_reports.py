@@ -45,7 +45,8 @@ def test_unsupported_rows_through_aliases_extensions_and_libraries(tmp_path):
             "3",
             "3",
             "flash_attn",
-            "flash-attn is CUDA-only: use torch_npu.npu_fusion_attention (or torch.nn.functional.scaled_dot_product_attention)",
+            "flash-attn is CUDA-only: use torch_npu.npu_fusion_attention "
+            "(or torch.nn.functional.scaled_dot_product_attention)",
             "unsupported",
             "listed",
             "rules:G2N056",
@@ -55,7 +56,8 @@ def test_unsupported_rows_through_aliases_extensions_and_libraries(tmp_path):
             "9",
             "9",
             "my_ext.fused_add",
-            "user-defined CUDA operator: port it to the NPU (Ascend C custom operator or torch/torch_npu operators)",
+            "user-defined CUDA operator: port it to the NPU "
+            "(Ascend C custom operator or torch/torch_npu operators)",
             "unsupported",
             "listed",
             "cuda_op_list:csrc/ops.cpp",
@@ -106,7 +108,8 @@ def test_unsupported_rows_through_aliases_extensions_and_libraries(tmp_path):
             "21",
             "21",
             "torch.jit.script",
-            "TorchScript gains nothing on NPU (transfer_to_npu turns torch.jit.script into a no-op from torch 2.1): "
+            "TorchScript gains nothing on NPU "
+            "(transfer_to_npu turns torch.jit.script into a no-op from torch 2.1): "
             "keep the eager module, or try torch.compile",
             "supported_with_limits",
             "listed",

@@ -13,9 +13,9 @@ import textwrap
 import pytest
 from helpers import REPO, run_cli, tree_files, write
 
-from gpu2npu.modes.dynamic_shape import RUNTIME_DIR
 from gpu2npu.modes.dynamic_shape.instrument import instrument_source
 from gpu2npu.modes.dynamic_shape.loops import BY_DATALOADER, BY_HAND, BY_NAME
+from gpu2npu.modes.dynamic_shape.runtime_package import RUNTIME_DIR
 
 PROJECTS = REPO / "tests" / "projects" / "dynamic"
 HEADER = [
@@ -132,7 +132,8 @@ CASES = {
         """,
         f"""\
         {IMPORT}; import torch
-        y = DETECTOR.hook_func(torch.cat, 'torch.cat', 0, (DETECTOR.hook_func(t.relu, 't.relu', 0) for t in ts))
+        y = DETECTOR.hook_func(torch.cat, 'torch.cat', 0, """
+        """(DETECTOR.hook_func(t.relu, 't.relu', 0) for t in ts))
         z = DETECTOR.hook_func(torch.stack, 'torch.stack', 0, [t for t in ts], *more, **options)
         """,
     ),
@@ -141,7 +142,8 @@ CASES = {
         out = self.layers[i](x).view(-1)
         """,
         f"""\
-        {IMPORT}; out = DETECTOR.hook_func(DETECTOR.hook_func(self.layers[i], 'self.layers[i]', 0, x).view, 'self.layers[i](x).view', 0, -1)
+        {IMPORT}; out = DETECTOR.hook_func(DETECTOR.hook_func(self.layers[i], 'self.layers[i]', """
+        """0, x).view, 'self.layers[i](x).view', 0, -1)
         """,
     ),
     "left alone: __init__, decorators, f-strings, loggers, the standard library, TorchScript": (
@@ -282,7 +284,8 @@ LOOPS = {
                     pass
         """,
         [(6, 'for batch in tqdm(self.train_loader, desc="train")', BY_DATALOADER, "self.train_loader")],
-        """        for batch in DETECTOR.start(DETECTOR.hook_func(tqdm, 'tqdm', 0, self.train_loader, desc="train")):""",
+        """        for batch in DETECTOR.start(DETECTOR.hook_func(tqdm, 'tqdm', 0, self.train_loader, """
+        """desc="train")):""",
     ),
     "a name bound to another loader name": (
         """\
@@ -420,7 +423,8 @@ def test_analyse_writes_an_instrumented_copy_and_the_runtime(tmp_path):
     )
     assert _changed_lines(before["train.py"], after["train.py"]) == {
         1: f'"""Variable-length batches: the shapes of some calls change from batch to batch."""; {IMPORT}',
-        13: "        return DETECTOR.hook_func(torch.ones, 'torch.ones', 0, 2 + index, 3)  # runs while the next batch is fetched: not traced",
+        13: "        return DETECTOR.hook_func(torch.ones, 'torch.ones', 0, 2 + index, 3)  "
+        "# runs while the next batch is fetched: not traced",
         17: "    mask = DETECTOR.hook_func(batch.sum, 'batch.sum', 0, dim=2) > 0",
         18: "    return DETECTOR.hook_func(positive_rows, 'ops.positive_rows', 0, batch[0]), "
         "DETECTOR.hook_func(torch.nonzero, 'torch.nonzero', 0, mask)",
@@ -430,7 +434,8 @@ def test_analyse_writes_an_instrumented_copy_and_the_runtime(tmp_path):
         24: "    for batch in DETECTOR.start(loader):",
         25: "        rows, where = DETECTOR.hook_func(step, 'step', 0, batch)",
         26: "        out = DETECTOR.hook_func(torch.matmul, 'torch.matmul', 0, rows, weights)",
-        27: "        scale = DETECTOR.hook_func(torch.ones, 'torch.ones', 0, 1)  # the same shape in every batch: not reported",
+        27: "        scale = DETECTOR.hook_func(torch.ones, 'torch.ones', 0, 1)  "
+        "# the same shape in every batch: not reported",
     }
     log = (dest / "pytorch_analysis.txt").read_text().splitlines()
     assert log[2].startswith("legacy.py: skipped: cannot be parsed as Python 3 (") and log[2].endswith(
@@ -441,7 +446,8 @@ def test_analyse_writes_an_instrumented_copy_and_the_runtime(tmp_path):
         "ops.py: 1 call(s) instrumented",
         "train.py: 10 call(s) instrumented",
         "train.py:24: wrapped 'for batch in loader' in DETECTOR.start",
-        "outside.txt: symbolic link to ../elsewhere.txt, outside the input; recreated as a link, not migrated",
+        "outside.txt: symbolic link to ../elsewhere.txt, outside the input; "
+        "recreated as a link, not migrated",
     ]
     summary = json.loads(after["report.json"])
     assert [entry["file"] for entry in summary["skipped_files"]] == ["legacy.py"]
@@ -472,11 +478,13 @@ def test_without_a_training_loop_the_log_and_the_hints_say_how_to_wrap_one(tmp_p
     dest = (tmp_path / "out" / "proj_analysis").resolve()
     assert result.stdout.splitlines()[1:3] == [
         "no training loop was found: in the copy, wrap it by hand: for batch in DETECTOR.start(loader):",
-        f"run a few batches of the instrumented copy: PYTHONPATH={dest} python <your training script in the copy>",
+        f"run a few batches of the instrumented copy: PYTHONPATH={dest} "
+        "python <your training script in the copy>",
     ]
     assert (dest / "pytorch_analysis.txt").read_text().splitlines()[2:] == [
         "model.py: 1 call(s) instrumented",
-        "no loop over a DataLoader found; wrap your training loop by hand: for batch in DETECTOR.start(loader):",
+        "no loop over a DataLoader found; "
+        "wrap your training loop by hand: for batch in DETECTOR.start(loader):",
     ]
 
 
@@ -493,8 +501,9 @@ def test_an_entry_the_copy_would_overwrite_is_a_usage_error(tmp_path, name):
     assert (result.returncode, result.stderr) == (
         2,
         (
-            f"gpu2npu: error: input 'proj' has an entry named '{name}', which the dynamic_shape analysis writes into "
-            "its copy; rename it, or analyse the original project rather than an instrumented copy\n"
+            f"gpu2npu: error: input 'proj' has an entry named '{name}', "
+            "which the dynamic_shape analysis writes into its copy; "
+            "rename it, or analyse the original project rather than an instrumented copy\n"
         ),
     )
     assert not (tmp_path / "out" / "proj_analysis").exists()
@@ -540,8 +549,9 @@ def test_runtime_without_torch_passes_calls_through_and_explains_at_the_first_ba
         "{'name': 'n', 'func': 'f', 'self': 's'}",
         "True 2",
         (
-            "msft_dynamic_analysis records tensor shapes and needs PyTorch, but 'import torch' failed (import of torch "
-            "halted; None in sys.modules); run the instrumented copy with the Python environment of your training"
+            "msft_dynamic_analysis records tensor shapes and needs PyTorch, "
+            "but 'import torch' failed (import of torch halted; None in sys.modules); "
+            "run the instrumented copy with the Python environment of your training"
         ),
     ]
     assert sorted(p.name for p in tmp_path.iterdir()) == [
@@ -568,7 +578,8 @@ def test_the_copy_reports_the_calls_whose_shapes_change_with_torch(tmp_path):
     report = dest / "msft_dynamic_shape_analysis_report.csv"
     assert (
         run.stderr
-        == f"msft_dynamic_analysis: 4 call site(s) with shapes that change between batches, in 3 batches; report: {report}\n"
+        == "msft_dynamic_analysis: 4 call site(s) with shapes that change between batches, in 3 batches; "
+        f"report: {report}\n"
     )
     module, step = "<file train.py, line 25 in <module>>", "<file train.py, line 18 in step>"
     assert _read_report(report) == [
@@ -634,7 +645,9 @@ def test_past_the_trace_limit_recording_stops_and_the_program_goes_on_with_torch
     report = tmp_path / "msft_dynamic_shape_analysis_report_rank1.csv"
     assert (run.returncode, run.stdout) == (0, "still running\n")
     assert run.stderr.splitlines() == [
-        "msft_dynamic_analysis: 2 traces recorded, the limit: recording stopped, the program goes on; the report covers the batches so far",
-        f"msft_dynamic_analysis: 0 call site(s) with shapes that change between batches, in 3 batches; report: {report}",
+        "msft_dynamic_analysis: 2 traces recorded, the limit: recording stopped, the program goes on; "
+        "the report covers the batches so far",
+        "msft_dynamic_analysis: 0 call site(s) with shapes that change between batches, in 3 batches; "
+        f"report: {report}",
     ]
     assert _read_report(report) == [HEADER]

@@ -209,7 +209,8 @@ def test_user_override_with_a_version_range(kb, tmp_path):
     [
         (
             "{api: torch.cdist, status: maybe}",
-            "rules.ApiStatusRule[0]: 'status' must be one of supported, supported_with_limits, unsupported, unknown, not 'maybe'",
+            "rules.ApiStatusRule[0]: 'status' must be one of "
+            "supported, supported_with_limits, unsupported, unknown, not 'maybe'",
         ),
         (
             "{api: torch..cdist, status: supported}",

@@ -42,7 +42,8 @@ def test_wheel_in_a_fresh_venv_finds_the_builtin_rules(tmp_path):
     code = (
         "import gpu2npu, sys; from gpu2npu.rules.location import builtin_rules_dir; "
         "print(gpu2npu.__file__); print(builtin_rules_dir()); "
-        "from gpu2npu.cli import main; sys.argv = ['gpu2npu', 'migrate', '-i', 'proj', '-o', 'out', '-v', '2.8']; main()"
+        "from gpu2npu.cli import main; "
+        "sys.argv = ['gpu2npu', 'migrate', '-i', 'proj', '-o', 'out', '-v', '2.8']; main()"
     )
     result = subprocess.run([python, "-c", code], cwd=tmp_path, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr

@@ -52,7 +52,8 @@ def test_validate_accepts_the_reference_json_shape(tmp_path):
         ('{"rules": {"Nope": []}}', "rules.Nope: unknown rule kind; allowed: "),
         (
             '{"rules": {"ReplaceStringRule": [{"str_old": "a", "str_new": "b", "match": "fuzzy"}]}}',
-            "rules.ReplaceStringRule[0]: 'match' must be one of exact, device, prefix, substring, not 'fuzzy'",
+            "rules.ReplaceStringRule[0]: 'match' must be one of "
+            "exact, device, prefix, substring, not 'fuzzy'",
         ),
         (
             '{"rules": {"NameRenameRule": [{"old_name": "torch..cuda", "new_name": "x"}]}}',
@@ -68,7 +69,8 @@ def test_validate_accepts_the_reference_json_shape(tmp_path):
             "rules.NameRenameRule[0] versions: unknown torch version '3.3'",
         ),
         (
-            '{"rules": {"NameRenameRule": [{"old_name": "a.b", "new_name": "c.d", "id": "X"}, {"old_name": "a.c", "new_name": "c.e", "id": "X"}]}}',
+            '{"rules": {"NameRenameRule": [{"old_name": "a.b", "new_name": "c.d", "id": "X"}, '
+            '{"old_name": "a.c", "new_name": "c.e", "id": "X"}]}}',
             "duplicate rule id 'X'",
         ),
         ('{"rules": [1, 2]}', "the top level must be a mapping with a 'rules' mapping of rule kinds"),

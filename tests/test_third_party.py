@@ -74,7 +74,10 @@ def test_every_function_reaching_an_unsupported_api_or_cuda_operator_is_reported
         ["mylib/train.py", "mylib.train.evaluate", EXT],
         ["mylib/train.py", "mylib.train.fit\nmylib.train_model", f"{DP}\n{EXT}"],
     ]
-    callers_of_ext = "mylib.models.Head.forward\nmylib.models.Net.forward\nmylib.models.Runner.predict\nmylib.ops.fused\nmylib.serve.serve\nmylib.train.evaluate\nmylib.train.fit"
+    callers_of_ext = (
+        "mylib.models.Head.forward\nmylib.models.Net.forward\nmylib.models.Runner.predict\n"
+        "mylib.ops.fused\nmylib.serve.serve\nmylib.train.evaluate\nmylib.train.fit"
+    )
     assert rows(out / "cuda_op.csv") == [
         ["OP Name", "Affected 3rd-party API"],
         ["mylib._ext.fused_add", callers_of_ext],
@@ -130,7 +133,8 @@ def test_without_jedi_the_ast_call_graph_still_works_and_the_log_says_what_is_mi
         "mylib.train.fit\nmylib.train_model",
     ]  # evaluate and serve need inference
     assert (
-        "jedi is not installed: 1 call(s) on objects of unknown type were not followed, so some callers may be missing; "
+        "jedi is not installed: 1 call(s) on objects of unknown type were not followed, "
+        "so some callers may be missing; "
         "'pip install jedi' gives the full call graph"
     ) in (out / "pytorch_analysis.txt").read_text().splitlines()
 
@@ -177,12 +181,14 @@ def test_env_paths_and_mode_mismatches_are_usage_errors(tmp_path):
     )
     assert (missing.returncode, missing.stderr.splitlines()[-1]) == (
         2,
-        f"gpu2npu: error: -env path '{tmp_path / 'nope'}' is not a directory; pass existing directories to search for imports",
+        f"gpu2npu: error: -env path '{tmp_path / 'nope'}' is not a directory; "
+        "pass existing directories to search for imports",
     )
     wrong = run_cli("analyse", "-i", LIBRARY, "-o", tmp_path / "o", "-v", "2.8", "-env", ENV)
     assert (wrong.returncode, wrong.stderr) == (
         2,
-        "gpu2npu: error: -env is used by -m third_party only, not by -m torch_apis; drop -env or use -m third_party\n",
+        "gpu2npu: error: -env is used by -m third_party only, not by -m torch_apis; "
+        "drop -env or use -m third_party\n",
     )
     assert not (tmp_path / "o").exists()
 
@@ -250,7 +256,10 @@ def test_alias_cycles_and_class_cycles_end():
         {
             "p/__init__.py": "",
             "p/a.py": "from p.b import thing\nclass A(B2):\n    pass\nfrom p.b import B as B2\n",
-            "p/b.py": "from p.a import thing\nfrom p.a import A\nclass B(A):\n    def run(self):\n        return thing()\n",
+            "p/b.py": (
+                "from p.a import thing\nfrom p.a import A\nclass B(A):\n"
+                "    def run(self):\n        return thing()\n"
+            ),
         }
     )
     assert graph.canonical("p.a.thing") is None
@@ -262,10 +271,13 @@ def test_self_super_instances_and_class_calls_become_edges():
     graph = graph_of(
         {
             "m.py": (
-                "class Base:\n    def __init__(self):\n        self.block = Block()\n    def step(self):\n        return 1\n"
-                "class Block:\n    def forward(self, x):\n        return x\n    def reset(self):\n        pass\n"
+                "class Base:\n    def __init__(self):\n        self.block = Block()\n"
+                "    def step(self):\n        return 1\n"
+                "class Block:\n    def forward(self, x):\n        return x\n"
+                "    def reset(self):\n        pass\n"
                 "class Child(Base):\n"
-                "    def step(self):\n        super().step()\n        self.block(1)\n        self.block.reset()\n        return helper()\n"
+                "    def step(self):\n        super().step()\n        self.block(1)\n"
+                "        self.block.reset()\n        return helper()\n"
                 "def helper():\n    b = Block()\n    b.reset()\n    return Child().step()\n"
             )
         }
@@ -285,7 +297,10 @@ def test_propagation_through_a_cycle_reaches_every_member_and_ends():
 def test_uses_belong_to_the_innermost_function():
     graph = graph_of(
         {
-            "m.py": "def outer():\n    def inner():\n        pass\n    return 1\nclass C:\n    def m(self):\n        x = 1\n"
+            "m.py": (
+                "def outer():\n    def inner():\n        pass\n    return 1\n"
+                "class C:\n    def m(self):\n        x = 1\n"
+            )
         }
     )
     spans = function_spans(graph)["m.py"]
@@ -302,7 +317,8 @@ def test_a_library_built_on_an_analysed_one_inherits_its_results_through_api_fil
     _, out = analyse(tmp_path)
     write(
         tmp_path / "lib2" / "wrappers.py",
-        "import mylib\n\n\ndef quick_fit(data):\n    return mylib.train_model(data)\n\n\ndef outer(d):\n    return quick_fit(d)\n",
+        "import mylib\n\n\ndef quick_fit(data):\n    return mylib.train_model(data)\n\n\n"
+        "def outer(d):\n    return quick_fit(d)\n",
     )
     result = run_cli(
         "analyse",

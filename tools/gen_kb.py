@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""Generate rules/api_support.csv, the per-version NPU status of every torch API, from kb/.
+"""Generate src/gpu2npu/api_support/api_support.csv, the per-version NPU status of every torch
+API, from kb/.
 
-    python tools/gen_kb.py            # rewrite rules/api_support.csv and rules/affinity.yaml
+    python tools/gen_kb.py            # rewrite api_support.csv and affinity.yaml
     python tools/gen_kb.py --check    # exit 1 if a file is not what the facts give
 
-rules/affinity.yaml (the NPU-affine replacements of analyse -m affinity_apis) is generated from
+src/gpu2npu/modes/affinity_apis/affinity.yaml (the NPU-affine replacements of
+analyse -m affinity_apis) is generated from
 kb/affinity_api_map.csv by render_affinity(); what it keeps and leaves out is in its header.
 
 One row per fully qualified API name found in any API list, sorted; columns
@@ -288,7 +290,7 @@ def render(facts: Facts) -> str:
     return buffer.getvalue()
 
 
-# -- rules/affinity.yaml: NPU-affine replacements (analyse -m affinity_apis) ---------------------
+# -- affinity.yaml: NPU-affine replacements (analyse -m affinity_apis) ---------------------------
 
 AFFINITY_FACTS = KB / "affinity_api_map.csv"
 AFFINITY_OUTPUT = ROOT / "src" / "gpu2npu" / "modes" / "affinity_apis" / "affinity.yaml"

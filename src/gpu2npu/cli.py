@@ -61,40 +61,51 @@ def version_option(function):
     )(function)
 
 
-def chosen_version(text) -> str:
+def input_option(help_text: str):
+    return click.option(
+        "-i", "--input", "input_path", required=True, type=click.Path(path_type=Path), help=help_text
+    )
+
+
+def output_option(suffix: str):
+    return click.option(
+        "-o",
+        "--output",
+        "output_path",
+        required=True,
+        type=click.Path(path_type=Path),
+        help=f"Directory that receives <name>{suffix}/ (created if missing).",
+    )
+
+
+def rule_option(help_text: str):
+    return click.option("-r", "--rule", "rule_files", multiple=True, metavar="FILE", help=help_text)
+
+
+def force_option(suffix: str):
+    return click.option("--force", is_flag=True, help=f"Replace an existing <name>{suffix} output.")
+
+
+jobs_option = click.option(
+    "-j", "--jobs", default=0, type=click.IntRange(min=0), help="Worker processes (default: all cores)."
+)
+
+
+def chosen_version(text, announce: bool = True) -> str:
+    """The -v version; without -v the newest, said on stderr by the commands that run on a tree."""
     if text is None:
         version = default_version()
-        click.echo(f"gpu2npu: target torch {version} (the newest; choose another with -v)", err=True)
+        if announce:
+            click.echo(f"gpu2npu: target torch {version} (the newest; choose another with -v)", err=True)
         return version
     return resolve_version(text)
 
 
 @main.command()
-@click.option(
-    "-i",
-    "--input",
-    "input_path",
-    required=True,
-    type=click.Path(path_type=Path),
-    help="Project directory or single .py file.",
-)
-@click.option(
-    "-o",
-    "--output",
-    "output_path",
-    required=True,
-    type=click.Path(path_type=Path),
-    help="Directory that receives <name>_msft/ (created if missing).",
-)
+@input_option("Project directory or single .py file.")
+@output_option("_msft")
 @version_option
-@click.option(
-    "-r",
-    "--rule",
-    "rule_files",
-    multiple=True,
-    metavar="FILE",
-    help="Extra rule file (JSON or YAML); repeat for several.",
-)
+@rule_option("Extra rule file (JSON or YAML); repeat for several.")
 @click.option(
     "--disable-rule",
     "disabled",
@@ -102,10 +113,8 @@ def chosen_version(text) -> str:
     metavar="ID",
     help="Switch off a rule by id; repeat for several.",
 )
-@click.option(
-    "-j", "--jobs", default=0, type=click.IntRange(min=0), help="Worker processes (default: all cores)."
-)
-@click.option("--force", is_flag=True, help="Replace an existing <name>_msft output.")
+@jobs_option
+@force_option("_msft")
 @click.option("--diff", is_flag=True, help="Write nothing; print a unified diff of every change.")
 def migrate(input_path, output_path, version, rule_files, disabled, jobs, force, diff):
     """Rewrite a CUDA training tree (or one file) into OUTPUT/<name>_msft/."""
@@ -144,15 +153,13 @@ def rules():
 
 @rules.command("list")
 @version_option
-@click.option(
-    "-r", "--rule", "rule_files", multiple=True, metavar="FILE", help="Also list the rules of this file."
-)
+@rule_option("Also list the rules of this file.")
 @click.option("--all-versions", is_flag=True, help="List rules of every version, not only the target's.")
 def rules_list(version, rule_files, all_versions):
     """List rule ids, kinds and what each rule does."""
     from gpu2npu.commands.rules import rules_table
 
-    target = resolve_version(version) if version else default_version()
+    target = chosen_version(version, announce=False)
     click.echo(rules_table(tuple(rule_files), None if all_versions else target))
 
 
@@ -170,27 +177,18 @@ def rules_validate(files):
 @rules.command("explain")
 @click.argument("name")
 @version_option
-@click.option(
-    "-r",
-    "--rule",
-    "rule_files",
-    multiple=True,
-    metavar="FILE",
-    help="Also apply the ApiStatusRule entries of this file.",
-)
+@rule_option("Also apply the ApiStatusRule entries of this file.")
 def rules_explain(name, version, rule_files):
     """Show whether a torch API works on NPU for a version, and the facts behind the answer."""
     from gpu2npu.commands.rules import explain
 
-    click.echo(explain(name, resolve_version(version) if version else default_version(), rule_files))
+    click.echo(explain(name, chosen_version(version, announce=False), rule_files))
 
 
 @main.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 @version_option
-@click.option(
-    "-r", "--rule", "rule_files", multiple=True, metavar="FILE", help="Extra rule file (JSON or YAML)."
-)
+@rule_option("Extra rule file (JSON or YAML).")
 @click.option(
     "--format",
     "fmt",
@@ -215,9 +213,7 @@ def rules_explain(name, version, rule_files):
     metavar="GLOB",
     help="Skip paths matching GLOB; repeat for several.",
 )
-@click.option(
-    "-j", "--jobs", default=0, type=click.IntRange(min=0), help="Worker processes (default: all cores)."
-)
+@jobs_option
 def check(paths, version, rule_files, fmt, output, fail_on, baseline, update_baseline, excludes, jobs):
     """Fail (exit 1) when PATHS hold code that will not run on Ascend NPU; read-only.
 
@@ -228,7 +224,7 @@ def check(paths, version, rule_files, fmt, output, fail_on, baseline, update_bas
 
     if update_baseline and baseline is None:
         raise UserError("--update-baseline needs --baseline FILE", "name the file to write")
-    target = resolve_version(version) if version else default_version()
+    target = chosen_version(version, announce=False)
     result = run_check(
         paths,
         target,
@@ -279,22 +275,8 @@ class ManyValues(click.Option):
 
 
 @main.command()
-@click.option(
-    "-i",
-    "--input",
-    "input_path",
-    required=True,
-    type=click.Path(path_type=Path),
-    help="Project (or library) directory, or a .py file.",
-)
-@click.option(
-    "-o",
-    "--output",
-    "output_path",
-    required=True,
-    type=click.Path(path_type=Path),
-    help="Directory that receives <name>_analysis/ (created if missing).",
-)
+@input_option("Project (or library) directory, or a .py file.")
+@output_option("_analysis")
 @version_option
 @click.option(
     "-m",
@@ -322,13 +304,9 @@ class ManyValues(click.Option):
     metavar="DIR...",
     help="third_party: more directories to resolve imports in (installed libraries, other checkouts).",
 )
-@click.option(
-    "-r", "--rule", "rule_files", multiple=True, metavar="FILE", help="Extra rule file (JSON or YAML)."
-)
-@click.option(
-    "-j", "--jobs", default=0, type=click.IntRange(min=0), help="Worker processes (default: all cores)."
-)
-@click.option("--force", is_flag=True, help="Replace an existing <name>_analysis output.")
+@rule_option("Extra rule file (JSON or YAML).")
+@jobs_option
+@force_option("_analysis")
 def analyse(input_path, output_path, version, mode, api_files, env_paths, rule_files, jobs, force):
     from gpu2npu.commands.analyse import run_analysis
     from gpu2npu.modes import AnalyseRequest

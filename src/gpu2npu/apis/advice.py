@@ -1,7 +1,7 @@
 """Precision and performance advice for the call sites of a project.
 
-The facts are data (rules/advice.yaml, written from kb/perf_precision_advice.json); this module
-only matches them against CallSite records:
+The facts are data (advice.yaml beside this module, written from kb/perf_precision_advice.json);
+this module only matches them against CallSite records:
 
 * precision / performance advice: a call, class base or recorded attribute of exactly that API
   (a class deriving from torch.nn.Linear gets the Linear advice, as in msFmkTransplt);
@@ -226,7 +226,7 @@ def _sorted(rows: List[AdviceRow]) -> List[AdviceRow]:
     return sorted(rows, key=lambda row: (row.file, row.start_line, row.op, row.tip, row.end_line))
 
 
-# -- loading rules/advice.yaml ----------------------------------------------------------------
+# -- loading advice.yaml --------------------------------------------------------------------------
 
 
 @lru_cache(maxsize=1)

@@ -2,11 +2,11 @@
 this package, so a new mode is one new package and no list to edit.
 
 A mode package's ``__init__`` exports ``MODE``, a ``Mode``: its ``-m`` name, a line of help,
-its place in the help, which optional inputs it reads (``-api``, ``-env``), and its ``run``.
-``run(request, tree)`` writes the mode's files into the (temporary, atomically committed)
-output tree and returns a ``ModeResult``; the analyse command does the rest (paths, the log
-``pytorch_analysis.txt`` and ``report.json``). Keep ``__init__`` light: ``run`` imports the
-mode's code when it is called, so ``gpu2npu --help`` loads no mode's dependencies.
+its place in the help, which optional inputs it reads (``-api``, ``-env``), and the module
+holding its ``run(request, tree)``, which writes the mode's files into the (temporary,
+atomically committed) output tree and returns a ``ModeResult``; the analyse command does the
+rest (paths, the log ``pytorch_analysis.txt`` and ``report.json``). That module is imported
+only when the mode runs, so ``gpu2npu --help`` loads no mode's dependencies.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import importlib
 import pkgutil
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, FrozenSet, List, Optional, Tuple
+from typing import Dict, FrozenSet, List, Optional, Tuple
 
 from gpu2npu.options import ProjectOptions
 from gpu2npu.source.parse import COPIED
@@ -47,8 +47,11 @@ class Mode:
     name: str  # the value of -m
     help: str  # one line for `gpu2npu analyse --help`
     order: int  # place in the help and the choices; the first mode is the default
-    run: Callable  # run(request: AnalyseRequest, tree: AtomicTree) -> ModeResult
+    module: str  # holds run(request: AnalyseRequest, tree: AtomicTree) -> ModeResult
     takes: FrozenSet[str] = frozenset()  # optional inputs it reads: API_FILES, ENV_PATHS
+
+    def run(self, request: AnalyseRequest, tree) -> ModeResult:
+        return importlib.import_module(self.module).run(request, tree)
 
 
 def not_analysed(results) -> List[Tuple[str, str]]:

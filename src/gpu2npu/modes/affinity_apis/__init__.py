@@ -4,16 +4,9 @@ replacement in the torch_npu of the target version. ``affinity.yaml`` holds the 
 
 from gpu2npu.modes import Mode
 
-
-def run(request, tree):
-    from gpu2npu.modes.affinity_apis.analysis import run
-
-    return run(request, tree)
-
-
 MODE = Mode(
     name="affinity_apis",
     help="calls and definitions with an NPU-affine replacement",
     order=3,
-    run=run,
+    module=f"{__name__}.analysis",
 )

@@ -4,7 +4,7 @@ and classes that have an NPU-affine replacement in the torch_npu of the target v
 Each Python file is read once and parsed once (stdlib ast, no jedi), in worker processes for
 big trees (-j); a file that mentions none of the names an entry needs is not parsed at all,
 since it cannot give a row. The matching is gpu2npu.modes.affinity_apis.match; the facts are
-rules/affinity.yaml.
+affinity.yaml beside it.
 """
 
 from __future__ import annotations

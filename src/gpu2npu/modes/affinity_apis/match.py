@@ -1,6 +1,6 @@
 """NPU-affine replacements in a project (``gpu2npu analyse -m affinity_apis``).
 
-The facts are data: rules/affinity.yaml, generated from kb/affinity_api_map.csv by
+The facts are data: affinity.yaml beside this module, generated from kb/affinity_api_map.csv by
 tools/gen_kb.py, read once per process. Names are resolved with the stdlib ast through each
 file's imports (relative ones included) and the project's own module paths; jedi is not used.
 
@@ -191,7 +191,7 @@ def _group(entries: Iterable[Entry], key: str) -> Dict[str, Tuple[Entry, ...]]:
     return grouped
 
 
-# -- loading rules/affinity.yaml ----------------------------------------------------------------
+# -- loading affinity.yaml ------------------------------------------------------------------------
 
 
 @lru_cache(maxsize=1)

@@ -12,16 +12,9 @@ from __future__ import annotations
 
 from gpu2npu.modes import Mode
 
-
-def run(request, tree):
-    from gpu2npu.modes.dynamic_shape.analysis import run
-
-    return run(request, tree)
-
-
 MODE = Mode(
     name="dynamic_shape",
     help="an instrumented copy that records tensor shapes while training runs",
     order=4,
-    run=run,
+    module=f"{__name__}.analysis",
 )

@@ -5,17 +5,10 @@ can, ``analysis`` propagates the uses and writes msFmkTransplt's five reports.""
 
 from gpu2npu.modes import API_FILES, ENV_PATHS, Mode
 
-
-def run(request, tree):
-    from gpu2npu.modes.third_party.analysis import run
-
-    return run(request, tree)
-
-
 MODE = Mode(
     name="third_party",
     help="which functions of a library reach unsupported APIs (feeds -api)",
     order=2,
-    run=run,
+    module=f"{__name__}.analysis",
     takes=frozenset({API_FILES, ENV_PATHS}),
 )

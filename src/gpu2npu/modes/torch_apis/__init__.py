@@ -4,17 +4,10 @@ migrated tree; -api files make calls into analysed libraries unsupported."""
 
 from gpu2npu.modes import API_FILES, Mode
 
-
-def run(request, tree):
-    from gpu2npu.modes.torch_apis.analysis import run
-
-    return run(request, tree)
-
-
 MODE = Mode(
     name="torch_apis",
     help="unsupported/unknown APIs, CUDA operators, advice (as migrate reports them)",
     order=1,
-    run=run,
+    module=f"{__name__}.analysis",
     takes=frozenset({API_FILES}),
 )

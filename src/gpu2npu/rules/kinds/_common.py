@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import keyword as python_keywords
 import re
+from typing import Optional
 
 IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -47,6 +48,21 @@ def name_subject(old_name: str) -> str:
     """A renamed name as third_party reports it: dotted names as they are, a method or
     attribute on any receiver as ``*.name``."""
     return old_name if "." in old_name else f"*.{old_name}"
+
+
+def check_argument_choice(fields) -> Optional[str]:
+    """A call-argument kind names its function and the argument by position or keyword."""
+    problem = check_names(func_name=fields["func_name"])
+    if problem:
+        return problem
+    if fields["arg_idx"] < 0 and not fields["arg_keyword"]:
+        return "give 'arg_idx' (>= 0) or 'arg_keyword'"
+    return None
+
+
+def argument_label(arg, rule) -> str:
+    """How a change message names the argument it changed: its keyword, or its position."""
+    return arg.keyword.value if arg.keyword is not None else f"at position {rule['arg_idx']}"
 
 
 def argument_place(rule) -> str:

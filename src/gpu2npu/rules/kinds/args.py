@@ -14,7 +14,13 @@ import re
 import libcst as cst
 
 from gpu2npu.rules.kind import RuleKind
-from gpu2npu.rules.kinds._common import argument_place, call_key, check_names, name_trigger
+from gpu2npu.rules.kinds._common import (
+    argument_label,
+    argument_place,
+    call_key,
+    check_argument_choice,
+    name_trigger,
+)
 from gpu2npu.rules.model import Field
 from gpu2npu.source.arguments import delete_argument, find_argument, replace_value
 
@@ -32,11 +38,9 @@ class ArgsModify(RuleKind):
     }
 
     def validate(self, fields):
-        problem = check_names(func_name=fields["func_name"])
+        problem = check_argument_choice(fields)
         if problem:
             return problem
-        if fields["arg_idx"] < 0 and not fields["arg_keyword"]:
-            return "give 'arg_idx' (>= 0) or 'arg_keyword'"
         if fields["arg_new"]:
             try:
                 cst.parse_expression(fields["arg_new"].replace(PLACEHOLDER, "x"))
@@ -70,7 +74,7 @@ class ArgsModify(RuleKind):
         old_code = ctx.code(call.args[position].value)
         if any(re.search(str(pattern), old_code, re.IGNORECASE) for pattern in rule["white_list"]):
             return call
-        where = _where(call.args[position], rule)
+        where = argument_label(call.args[position], rule)
         if rule["arg_new"] == "":
             ctx.record("DELETE", f"delete the arg {where} of function {rule['func_name']}", rule.id)
             return delete_argument(call, position)
@@ -79,9 +83,3 @@ class ArgsModify(RuleKind):
             return call
         ctx.record("MODIFY", f"change the arg {where} of function {rule['func_name']} to {new_code}", rule.id)
         return replace_value(call, position, cst.parse_expression(new_code))
-
-
-def _where(arg: cst.Arg, rule) -> str:
-    if arg.keyword is not None:
-        return arg.keyword.value
-    return f"at position {rule['arg_idx']}"

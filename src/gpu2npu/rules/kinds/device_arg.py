@@ -18,7 +18,13 @@ import re
 import libcst as cst
 
 from gpu2npu.rules.kind import RuleKind
-from gpu2npu.rules.kinds._common import argument_place, call_key, check_names, name_trigger
+from gpu2npu.rules.kinds._common import (
+    argument_label,
+    argument_place,
+    call_key,
+    check_argument_choice,
+    name_trigger,
+)
 from gpu2npu.rules.model import Field
 from gpu2npu.source.arguments import find_argument, replace_value
 from gpu2npu.source.torch_names import DTYPE_NAMES
@@ -48,12 +54,7 @@ class DeviceArg(RuleKind):
     }
 
     def validate(self, fields):
-        problem = check_names(func_name=fields["func_name"])
-        if problem:
-            return problem
-        if fields["arg_idx"] < 0 and not fields["arg_keyword"]:
-            return "give 'arg_idx' (>= 0) or 'arg_keyword'"
-        return None
+        return check_argument_choice(fields)
 
     def compile(self, rule, index):
         index.add_call_edit(call_key(rule["func_name"]), rule, self.apply)
@@ -93,12 +94,9 @@ class DeviceArg(RuleKind):
             if not ctx.facts.may_be_int(code, ctx.line()):
                 return call
             new_value = cst.parse_expression(guarded_source(code, device_type, is_pure(value)))
-        ctx.record(
-            "MODIFY",
-            f"an int device index in the arg {_where(call.args[position], rule)} of {rule['func_name']} "
-            f"becomes '{device_type}:N'",
-            rule.id,
-        )
+        where = argument_label(call.args[position], rule)
+        message = f"an int device index in the arg {where} of {rule['func_name']} becomes '{device_type}:N'"
+        ctx.record("MODIFY", message, rule.id)
         return replace_value(call, position, new_value)
 
 
@@ -142,7 +140,3 @@ def is_guarded(node: cst.BaseExpression) -> bool:
         and isinstance(test.args[1].value, cst.Name)
         and test.args[1].value.value == "int"
     )
-
-
-def _where(arg: cst.Arg, rule) -> str:
-    return arg.keyword.value if arg.keyword is not None else f"at position {rule['arg_idx']}"
