@@ -7,7 +7,7 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Tuple
+from typing import Optional, Tuple
 
 from gpu2npu.project.plan import COPY, DIRECTORY, LINK, Plan
 
@@ -41,7 +41,15 @@ class AtomicTree:
 
 def copy_file(source: Path, destination: Path) -> None:
     """Byte-for-byte copy that keeps the permission bits."""
-    shutil.copyfile(source, destination)
+    write_file(source, destination, None)
+
+
+def write_file(source: Path, destination: Path, new_bytes: Optional[bytes]) -> None:
+    """``new_bytes`` in place of ``source`` (None: the source byte for byte), with its permission bits."""
+    if new_bytes is None:
+        shutil.copyfile(source, destination)
+    else:
+        destination.write_bytes(new_bytes)
     shutil.copymode(source, destination)
 
 

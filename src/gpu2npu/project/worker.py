@@ -8,13 +8,13 @@ the project facts. Each call reads one file, migrates it, writes the result (unl
 from __future__ import annotations
 
 import difflib
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import List, Optional
 
 from gpu2npu.apis.callsites import CallSite
 from gpu2npu.apis.context import analyse_source
+from gpu2npu.project.output import copy_file, write_file
 from gpu2npu.rewrite.changes import Change
 from gpu2npu.rewrite.engine import migrate_source
 from gpu2npu.source.parse import count_lines, parse_ast, unreadable_reason
@@ -52,8 +52,7 @@ def process(job: Job) -> FileResult:
         return _process(job)
     except Exception as exc:  # one bad file must never stop the run
         if job.destination:
-            shutil.copyfile(job.source, job.destination)
-            shutil.copymode(job.source, job.destination)
+            copy_file(Path(job.source), Path(job.destination))
         return FileResult(job.rel, skipped=f"internal error ({type(exc).__name__}: {exc}); copied unchanged")
 
 
@@ -78,12 +77,7 @@ def _process(job: Job) -> FileResult:
         if new_bytes is not None:
             result.diff = unified_diff(job.rel, data, new_bytes)
         return result
-    destination = Path(job.destination)
-    if new_bytes is None:
-        shutil.copyfile(source, destination)
-    else:
-        destination.write_bytes(new_bytes)
-    shutil.copymode(source, destination)
+    write_file(source, Path(job.destination), new_bytes)
     return result
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import shlex
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import List, Optional, Tuple
@@ -28,7 +27,7 @@ from gpu2npu.modes.dynamic_shape.runtime_package import (
     RUNTIME_FILES,
     RUNTIME_PACKAGE,
 )
-from gpu2npu.project.output import AtomicTree, copy_file, copy_other_entries, make_directories
+from gpu2npu.project.output import AtomicTree, copy_file, copy_other_entries, make_directories, write_file
 from gpu2npu.project.parallel import run_jobs
 from gpu2npu.project.plan import Plan, plan_input
 
@@ -84,11 +83,7 @@ def instrument_file(job: Tuple[str, str, str]) -> FileOutcome:
         result = Instrumented(skipped=f"internal error ({type(exc).__name__}: {exc}); copied unchanged")
     changed, new_bytes = result.new_bytes is not None, result.new_bytes
     result.new_bytes = None  # written here, not sent back
-    if changed:
-        Path(destination).write_bytes(new_bytes)
-        shutil.copymode(source, destination)
-    else:
-        copy_file(Path(source), Path(destination))
+    write_file(Path(source), Path(destination), new_bytes)
     return FileOutcome(rel, changed, result)
 
 
