@@ -342,3 +342,49 @@ def test_a_library_built_on_an_analysed_one_inherits_its_results_through_api_fil
             "file_path:wrappers.py, start_line:5, api_name:mylib.train_model",
         ],
     ]
+
+
+TWO_CLASSES = """\
+import torch
+
+
+class Fast:
+    def step(self):
+        torch.cuda.synchronize()
+
+
+class Slow:
+    def step(self):
+        torch.cuda.empty_cache()
+
+
+def make(fast):
+    return (Fast if fast else Slow)()
+
+
+def run(fast):
+    trainer = make(fast)
+    trainer.step()
+"""
+
+
+def test_a_call_jedi_places_on_two_classes_reaches_both_whatever_the_hash_seed(tmp_path):
+    """jedi names both ``step`` methods, in an order that depends on the interpreter's hash
+    seed; keeping only the first made the reports change from run to run."""
+    write(tmp_path / "lib" / "__init__.py", "")
+    write(tmp_path / "lib" / "core.py", TWO_CLASSES)
+    reports = []
+    for seed in ("1", "2", "3"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        out = tmp_path / f"out{seed}"
+        result = run_cli(
+            "analyse", "-i", tmp_path / "lib", "-o", out, "-m", "third_party", "-v", "2.8", env=env
+        )
+        assert result.returncode == 0, result.stderr
+        reports.append(tree_files(out / "lib_analysis"))
+    assert reports[0] == reports[1] == reports[2]
+    assert rows(tmp_path / "out1" / "lib_analysis" / "migration_needed_op.csv") == [
+        ["Torch API", "Affected 3rd-party API"],
+        ["torch.cuda.empty_cache", "lib.core.Slow.step\nlib.core.run"],
+        ["torch.cuda.synchronize", "lib.core.Fast.step\nlib.core.run"],
+    ]

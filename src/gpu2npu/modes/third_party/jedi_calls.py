@@ -9,7 +9,7 @@ from __future__ import annotations
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, Iterable, Optional, Tuple
+from typing import Dict, Iterable, List, Tuple
 
 from gpu2npu.modes.third_party.callgraph import CallGraph, OpenCall
 
@@ -49,13 +49,13 @@ def place_open_calls(
             for call in graph.open_calls:
                 outcome.asked += 1
                 try:
-                    callee = _callee(jedi, project, scripts, call, root, sources, definitions)
+                    callees = _callees(jedi, project, scripts, call, root, sources, definitions)
                 except Exception:  # jedi raises on code it cannot infer; the call stays unplaced
                     outcome.failed += 1
                     continue
-                if callee is not None and callee != call.caller:
+                for callee in callees:
                     graph.add_edge(call.caller, callee)
-                    outcome.placed += 1
+                outcome.placed += bool(callees)
         finally:
             for name, value in saved.items():
                 setattr(jedi.settings, name, value)
@@ -72,13 +72,17 @@ def _definitions_by_position(graph: CallGraph) -> Dict[Tuple[str, int], str]:
     return found
 
 
-def _callee(jedi, project, scripts, call: OpenCall, root: Path, sources, definitions) -> Optional[str]:
+def _callees(jedi, project, scripts, call: OpenCall, root: Path, sources, definitions) -> List[str]:
+    """Every library function the call may run: jedi names one definition per class the receiver
+    may be (``(Fast if fast else Slow)()``), in an order that varies between runs, so all of them
+    are kept, sorted."""
     if call.file not in scripts:  # one jedi script and one split into lines per file
         script = jedi.Script(sources[call.file], path=str(root / call.file), project=project)
         scripts[call.file] = (script, sources[call.file].splitlines())
     script, lines = scripts[call.file]
     line_text = lines[call.line - 1]
     column = len(line_text.encode("utf-8")[: call.column].decode("utf-8", "replace"))  # ast counts bytes
+    found = set()
     for name in script.goto(call.line, column, follow_imports=True):
         if name.module_path is None or name.line is None:
             continue
@@ -86,7 +90,5 @@ def _callee(jedi, project, scripts, call: OpenCall, root: Path, sources, definit
             rel = Path(name.module_path).resolve().relative_to(root.resolve()).as_posix()
         except ValueError:
             continue  # defined outside the library
-        found = definitions.get((rel, name.line))
-        if found is not None:
-            return found
-    return None
+        found.add(definitions.get((rel, name.line)))
+    return sorted(found - {None, call.caller})
