@@ -14,7 +14,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, List, Optional, Set
 
-from gpu2npu.source.imports import file_imports, qualify
+from gpu2npu.source.imports import imports_table, qualify
 from gpu2npu.source.names import dotted
 from gpu2npu.source.torch_names import DTYPE_NAMES
 
@@ -76,14 +76,15 @@ class FileFacts:
         self.argparse_dests: Dict[str, str] = {}
         self.namespaces: Set[str] = set()  # names holding parse_args() results
         self.imports: Dict[str, str] = {}  # local alias -> what it imports, file-wide
+        self._import_statements: List[ast.AST] = []  # met during the scan
         self.tree: Optional[ast.AST] = tree
         if tree is None:
             try:
                 self.tree = ast.parse(source)
             except (SyntaxError, ValueError):
                 return  # libcst accepted it but this Python's ast did not: everything stays unknown
-        self.imports = file_imports(self.tree)
         self._scan(self.tree, self.module)
+        self.imports = imports_table(self._import_statements)
 
     def classes_defining(self, method: str) -> Set[str]:
         return classes_defining(self.tree, method) if self.tree is not None else set()
@@ -162,6 +163,8 @@ class FileFacts:
             self._bind_target(node.target, node.value, scope)
         elif isinstance(node, ast.Call):
             self._read_add_argument(node)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            self._import_statements.append(node)
 
     def _bind(self, name: str, value: ast.AST, scope: ScopeFacts) -> None:
         if "." in name:

@@ -14,7 +14,7 @@ mean the same thing everywhere:
 from __future__ import annotations
 
 import ast
-from typing import Dict, List, NamedTuple, Optional, Set, Tuple
+from typing import Dict, Iterable, List, NamedTuple, Optional, Set, Tuple
 
 STAR = "*"
 
@@ -74,14 +74,18 @@ def file_imports(tree: ast.AST) -> Dict[str, str]:
     """Local name -> qualified name of every absolute import anywhere in the file, read as one
     namespace (no scopes): a name imported as two different things is left out, since which
     one a use sees depends on the code path."""
+    return imports_table(node for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom)))
+
+
+def imports_table(statements: Iterable[ast.AST]) -> Dict[str, str]:
+    """``file_imports`` of the given import statements (for a reader that meets them anyway)."""
     table: Dict[str, str] = {}
     ambiguous: Set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            for local, qualified in import_bindings(node).items():
-                if table.get(local, qualified) != qualified:
-                    ambiguous.add(local)
-                table[local] = qualified
+    for node in statements:
+        for local, qualified in import_bindings(node).items():
+            if table.get(local, qualified) != qualified:
+                ambiguous.add(local)
+            table[local] = qualified
     for local in ambiguous:
         del table[local]
     return table
