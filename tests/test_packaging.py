@@ -1,4 +1,5 @@
-"""The wheel carries the built-in rules: installed into a fresh virtual environment outside
+"""The wheel carries the built-in rules and the data beside the code (the API status table,
+versions, advice, affinity replacements): installed into a fresh virtual environment outside
 the checkout, the command still finds and applies them."""
 
 import os
@@ -52,3 +53,13 @@ def test_wheel_in_a_fresh_venv_finds_the_builtin_rules(tmp_path):
     assert (
         tmp_path / "out" / "proj_msft" / "train.py"
     ).read_text() == "import torch\nimport torch_npu\ntorch.npu.synchronize()\n"
+    analyse = code.replace(
+        "'migrate', '-i', 'proj', '-o', 'out'", "'analyse', '-i', 'proj', '-o', 'out', '-m', 'affinity_apis'"
+    )
+    result = subprocess.run([python, "-c", analyse], cwd=tmp_path, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert (
+        (tmp_path / "out" / "proj_analysis" / "affinity_api_call.csv")
+        .read_text()
+        .startswith("File,Start Line,")
+    )
