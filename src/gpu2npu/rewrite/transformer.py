@@ -1,10 +1,11 @@
-"""The single libcst pass that applies every rule kind to one file.
+"""The single libcst pass that applies every rule to one file.
 
-Each node type is handed to the kinds that can match it, through the compiled index:
-dotted references and imports to the name renames, calls to the method renames and the
-argument kinds, string literals to the string kinds, import lines to the import
-insertion/removal kinds. Matching reads the original node (and the bindings seen so far);
-edits go to the updated node, so several rules can act on one call.
+Each node is looked up in the table of the compiled index (gpu2npu.rules.index) that matches
+its type: dotted references and imports in ``names``, called methods in ``methods``, other
+attributes in ``attributes``, calls in ``calls`` (whose entries carry their own edit), string
+literals in ``strings``, import lines in ``remove_imports`` and ``insert_imports``. The pass
+never knows which rule kind wrote an entry. Matching reads the original node (and the bindings
+seen so far); edits go to the updated node, so several rules can act on one call.
 """
 
 from __future__ import annotations
