@@ -6,6 +6,11 @@ import keyword as python_keywords
 import re
 from typing import Optional
 
+import libcst as cst
+
+from gpu2npu.rules.kind import RuleKind
+from gpu2npu.source.arguments import find_argument
+
 IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -68,3 +73,24 @@ def argument_label(arg, rule) -> str:
 def argument_place(rule) -> str:
     """``arg 0`` or ``device=``: which argument of the call a rule reads."""
     return f"arg {rule['arg_idx']}" if rule["arg_idx"] >= 0 else f"{rule['arg_keyword']}="
+
+
+class CallArgumentKind(RuleKind):
+    """A kind that edits one argument (``arg_idx`` among the positional ones, or ``arg_keyword``)
+    of the calls of ``func_name``; subclasses say how in ``edit``."""
+
+    def validate(self, fields):
+        return check_argument_choice(fields)
+
+    def compile(self, rule, index):
+        index.add_call_edit(call_key(rule["func_name"]), rule, self.apply)
+
+    def subject(self, rule):
+        return rule["func_name"]
+
+    def apply(self, rule, call: cst.Call, ctx) -> cst.Call:
+        position = find_argument(call, rule["arg_idx"], rule["arg_keyword"])
+        return call if position is None else self.edit(rule, call, position, ctx)
+
+    def edit(self, rule, call: cst.Call, position: int, ctx) -> cst.Call:
+        raise NotImplementedError

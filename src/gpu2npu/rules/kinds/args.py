@@ -13,21 +13,19 @@ import re
 
 import libcst as cst
 
-from gpu2npu.rules.kind import RuleKind
 from gpu2npu.rules.kinds._common import (
+    CallArgumentKind,
     argument_label,
     argument_place,
-    call_key,
-    check_argument_choice,
     name_trigger,
 )
 from gpu2npu.rules.model import Field
-from gpu2npu.source.arguments import delete_argument, find_argument, replace_value
+from gpu2npu.source.arguments import delete_argument, replace_value
 
 PLACEHOLDER = "replace_device_int"
 
 
-class ArgsModify(RuleKind):
+class ArgsModify(CallArgumentKind):
     name = "ArgsModifyRule"
     fields = {
         "func_name": Field(str, required=True, help="qualified function name, or a method name"),
@@ -38,7 +36,7 @@ class ArgsModify(RuleKind):
     }
 
     def validate(self, fields):
-        problem = check_argument_choice(fields)
+        problem = super().validate(fields)
         if problem:
             return problem
         if fields["arg_new"]:
@@ -53,9 +51,6 @@ class ArgsModify(RuleKind):
                 return f"white_list pattern {pattern!r} is not a valid regex ({exc})"
         return None
 
-    def compile(self, rule, index):
-        index.add_call_edit(call_key(rule["func_name"]), rule, self.apply)
-
     def trigger_words(self, rule):
         name = rule["func_name"]
         return {name_trigger(name)} if "." in name else {f".{name}("}
@@ -64,13 +59,7 @@ class ArgsModify(RuleKind):
         action = "delete" if rule["arg_new"] == "" else f"set to {rule['arg_new']}"
         return f"{rule['func_name']}({argument_place(rule)}): {action}"
 
-    def subject(self, rule):
-        return rule["func_name"]
-
-    def apply(self, rule, call: cst.Call, ctx) -> cst.Call:
-        position = find_argument(call, rule["arg_idx"], rule["arg_keyword"])
-        if position is None:
-            return call
+    def edit(self, rule, call: cst.Call, position: int, ctx) -> cst.Call:
         old_code = ctx.code(call.args[position].value)
         if any(re.search(str(pattern), old_code, re.IGNORECASE) for pattern in rule["white_list"]):
             return call

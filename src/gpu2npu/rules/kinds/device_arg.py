@@ -17,16 +17,14 @@ import re
 
 import libcst as cst
 
-from gpu2npu.rules.kind import RuleKind
 from gpu2npu.rules.kinds._common import (
+    CallArgumentKind,
     argument_label,
     argument_place,
-    call_key,
-    check_argument_choice,
     name_trigger,
 )
 from gpu2npu.rules.model import Field
-from gpu2npu.source.arguments import find_argument, replace_value
+from gpu2npu.source.arguments import replace_value
 from gpu2npu.source.torch_names import DTYPE_NAMES
 
 STRING_NODES = (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)
@@ -42,7 +40,7 @@ _NEVER_INT = (
 _MAY_MAKE_DEVICE_ATTRIBUTES_INT = (r"\.device\s*=[^=]", r"add_argument")
 
 
-class DeviceArg(RuleKind):
+class DeviceArg(CallArgumentKind):
     name = "DeviceArgRule"
     fields = {
         "func_name": Field(
@@ -52,12 +50,6 @@ class DeviceArg(RuleKind):
         "arg_keyword": Field(str, help="keyword of the device argument"),
         "device_type": Field(str, default="npu", help="device type an int index is turned into"),
     }
-
-    def validate(self, fields):
-        return check_argument_choice(fields)
-
-    def compile(self, rule, index):
-        index.add_call_edit(call_key(rule["func_name"]), rule, self.apply)
 
     def triggers(self, rule):
         """Regexes a file must match for this rule to possibly fire in it (plain words would send
@@ -76,13 +68,7 @@ class DeviceArg(RuleKind):
     def describe(self, rule):
         return f"{rule['func_name']}({argument_place(rule)}): int device index -> '{rule['device_type']}:N'"
 
-    def subject(self, rule):
-        return rule["func_name"]
-
-    def apply(self, rule, call: cst.Call, ctx) -> cst.Call:
-        position = find_argument(call, rule["arg_idx"], rule["arg_keyword"])
-        if position is None:
-            return call
+    def edit(self, rule, call: cst.Call, position: int, ctx) -> cst.Call:
         value = call.args[position].value
         if isinstance(value, STRING_NODES) or is_guarded(value):
             return call
