@@ -87,7 +87,10 @@ def test_unsupported_rows_through_aliases_extensions_and_libraries(tmp_path):
             "14",
             "14",
             "torch.cuda.get_arch_list",
-            "no NPU counterpart for torch 2.8.0: remove it or guard it with torch.npu.is_available()",
+            (
+                "no NPU counterpart for torch 2.8.0, so it stays on CUDA: "
+                "remove it, or run it only when torch.cuda.is_available()"
+            ),
             "unsupported",
             "listed",
             "rules:G2N294",

@@ -444,6 +444,30 @@ def render_affinity(facts: Path = AFFINITY_FACTS, namespaces: Path = NAMESPACES)
 # -- main -----------------------------------------------------------------------------------------
 
 
+# -- namespaces.csv: the names torch_npu's public namespaces have, per target version -------------
+
+NAMESPACES_OUTPUT = ROOT / "src" / "gpu2npu" / "api_support" / "namespaces.csv"
+NAMESPACES_HEADER = ("namespace", "name", "versions")
+
+
+def render_namespaces(namespaces: Path = NAMESPACES) -> str:
+    """One row per (namespace, name) with the target versions whose torch_npu has it; a
+    namespace of torch_npu is listed with the name '' (it exists itself)."""
+    branches = json.loads(namespaces.read_text(encoding="utf-8"))["branches"]
+    present: Dict[Tuple[str, str], List[str]] = {}
+    for version in VERSIONS:
+        for namespace, names in branches.get(f"v{version}", {}).items():
+            if namespace.startswith("torch_npu") and isinstance(names, list):
+                for name in ["", *names]:
+                    present.setdefault((namespace, name), []).append(version)
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(NAMESPACES_HEADER)
+    for (namespace, name), versions in sorted(present.items()):
+        writer.writerow([namespace, name, " ".join(versions)])
+    return buffer.getvalue()
+
+
 def update(output: Path, text: str, check: bool) -> int:
     current = output.read_text(encoding="utf-8") if output.exists() else None
     if current == text:
@@ -464,6 +488,7 @@ def main(argv=None) -> int:
     results = [
         update(OUTPUT, render(load_facts()), args.check),
         update(AFFINITY_OUTPUT, render_affinity(), args.check),
+        update(NAMESPACES_OUTPUT, render_namespaces(), args.check),
     ]
     return max(results)
 

@@ -107,25 +107,59 @@ def cuda_namespace_entries() -> List[Tuple[str, Optional[str], List[str], str]]:
     return entries
 
 
+# Names kept on CUDA on purpose, with what to do (warn-only facts of kb/migration_rules.csv whose
+# NPU counterpart exists but returns something the CUDA code cannot use).
+KEPT_ON_CUDA = {
+    "torch.cuda.get_device_capability": (
+        "M044",
+        "returns None on NPU unless TORCH_NPU_DEVICE_CAPABILITY is set, so indexing, unpacking or "
+        "comparing it fails: kept on CUDA (where torch.cuda.is_available() is False on NPU); guard "
+        "it with torch.cuda.is_available(), or test an NPU feature instead (torch.npu.is_bf16_supported())",
+    ),
+}
+
+
 def cuda_namespace_rules() -> List[dict]:
     rules = [
         {
             "old_name": "torch.cuda",
             "new_name": "torch_npu.npu",
-            "note": "M006: torch.cuda.<name> -> torch_npu.npu.<name> for names without a rule of their own",
+            "only_existing": True,
+            "note": (
+                "M006: torch.cuda.<name> -> torch_npu.npu.<name> for names without a rule of their own, "
+                "where torch_npu has the name for the version; others stay and are reported"
+            ),
             "examples": [
                 {
-                    "before": "import torch\ntorch.cuda.foo()\n",
-                    "after": "import torch\nimport torch_npu\ntorch.npu.foo()\n",
-                }
+                    "before": "import torch.cuda.amp as amp\nscaler = amp.GradScaler()\n",
+                    "after": "import torch_npu.npu.amp as amp\nimport torch_npu\nscaler = amp.GradScaler()\n",
+                },
+                {
+                    "before": "import torch\nwith torch.cuda.profiler.profile():\n    pass\n",
+                    "after": (
+                        "import torch\nimport torch_npu\nwith torch.cuda.profiler.profile():\n    pass\n"
+                    ),
+                },
             ],
         }
     ]
     for old, new, versions, note in sorted(cuda_namespace_entries(), key=lambda e: (e[0], e[1] is None)):
+        if old in KEPT_ON_CUDA:
+            continue
         entry = {"old_name": old, "new_name": new, "versions": versions_field(versions)}
         if note:
             entry["note"] = note
         rules.append(entry)
+    for old, (fact, tip) in sorted(KEPT_ON_CUDA.items()):
+        rules.append(
+            {
+                "old_name": old,
+                "new_name": None,
+                "versions": "all",
+                "note": f"{fact}: kept on CUDA",
+                "tip": tip,
+            }
+        )
     return rules
 
 

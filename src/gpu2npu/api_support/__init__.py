@@ -18,6 +18,7 @@ from gpu2npu.api_support.lookup import (
     is_torch_name,
     normalise_api,
 )
+from gpu2npu.api_support.namespaces import Namespaces
 from gpu2npu.api_support.table import (
     INFERRED,
     LIMITED,
@@ -40,6 +41,7 @@ __all__ = [
     "UNSUPPORTED",
     "ApiStatus",
     "KnowledgeBase",
+    "Namespaces",
     "StatusOverride",
     "explanation",
     "is_torch_name",

@@ -62,6 +62,7 @@ class StatusOverride:
     origin: str  # where the rule is written, e.g. "lab.yaml: rules.ApiStatusRule[0]"
     builtin: bool  # one of gpu2npu's own rules, or a user's
     references: bool = False  # a reference to the name is a use too, not only a call
+    cuda_only: bool = False  # a library that runs only on CUDA (a CUDA test selecting it stays CUDA)
 
     @property
     def source(self) -> str:

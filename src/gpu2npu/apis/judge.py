@@ -129,15 +129,15 @@ class ApiJudge:
 
     def _torch_row(self, site: CallSite) -> Optional[ApiRow]:
         api = normalise_api(site.api)
-        found = self.index.longest_name_match(api)
-        if found is not None and found[1].new is not None:
+        decision = self.index.resolve_name(api)
+        if decision is not None and decision.new is not None:
             return None  # the migration rewrites it
-        if found is not None and found[0].startswith("torch.cuda"):
-            tip = (
-                f"no NPU counterpart for torch {self.version}: "
-                "remove it or guard it with torch.npu.is_available()"
+        if decision is not None and decision.old.startswith("torch.cuda"):
+            tip = decision.tip or (
+                f"no NPU counterpart for torch {self.version}, so it stays on CUDA: "
+                "remove it, or run it only when torch.cuda.is_available()"
             )
-            rule_id = found[1].rule_id
+            rule_id = decision.rule_id
             return self._make(site, api, tip, UNSUPPORTED, "listed", f"rules:{rule_id}", rule=rule_id)
         answer = self.kb.lookup(api, self.version, self._overrides(api))
         if answer is not None and answer.status == UNKNOWN and _is_method(api):
@@ -220,11 +220,17 @@ def _call_name(site: CallSite) -> str:
 
 
 def api_reports(
-    calls: Iterable[CallSite], index: RuleIndex, ops: Sequence[CudaOp], extensions: Sequence[Extension]
+    calls: Iterable[CallSite],
+    index: RuleIndex,
+    ops: Sequence[CudaOp],
+    extensions: Sequence[Extension],
+    kept: Iterable[Tuple[str, object]] = (),
 ) -> ApiReports:
+    """``kept``: (file, kept CUDA test) pairs, the tests the migration leaves as they are."""
     calls = sorted(calls)
     judge = ApiJudge(index, KnowledgeBase.load(), ops, extensions)
-    rows = sorted({row for row in (judge.row(site) for site in calls) if row is not None})
+    rows = {row for row in (judge.row(site) for site in calls) if row is not None}
+    rows = sorted(rows | {_kept_row(file, guard, index) for file, guard in kept})
     unsupported = [row for row in rows if row.status != UNKNOWN]
     unknown = [row for row in rows if row.status == UNKNOWN]
     precision = [_advice_tuple(r) for r in advice.precision_rows(calls)]
@@ -236,6 +242,15 @@ def api_reports(
         | {(e.file, f"{e.module or e.variable} ({e.kind})") for e in extensions}
     )
     return ApiReports(unsupported, unknown, cuda_ops, precision, performance)
+
+
+def _kept_row(file: str, guard, index: RuleIndex) -> ApiRow:
+    """A CUDA test kept as it is (KeepGuardRule): manual work, with the rule's tip."""
+    tip = index.rules_by_id[guard.rule_id]["tip"]
+    source = f"rules:{guard.rule_id}"
+    return ApiRow(
+        file, guard.line, guard.end_line, guard.name, tip, UNSUPPORTED, "listed", source, rule=guard.rule_id
+    )
 
 
 def _advice_tuple(row) -> tuple:

@@ -42,7 +42,19 @@ def scan_project(plan: Plan, index: RuleIndex) -> ProjectScan:
     ops, unreadable = read_cpp_ops(plan.root, cpp_files)
     plan.notes.extend((rel, f"C++ source {reason}; not analysed") for rel, reason in unreadable)
     method_classes = {m: _with_subclasses(plan, m, found) for m, found in defining.items() if found}
-    return ProjectScan(ProjectFacts(method_classes), sorted(ops + inline), extensions)
+    ops = sorted(ops + inline)
+    return ProjectScan(ProjectFacts(method_classes, *_cuda_modules(ops, extensions)), ops, extensions)
+
+
+def _cuda_modules(ops: List[CudaOp], extensions: List[Extension]):
+    """The modules the project's C++/CUDA extensions build, and by file the names load() results
+    are bound to."""
+    modules = {e.module for e in extensions if e.module} | {op.cpp_module for op in ops if op.cpp_module}
+    variables: Dict[str, Set[str]] = {}
+    for extension in extensions:
+        if extension.variable:
+            variables.setdefault(extension.file, set()).add(extension.variable)
+    return frozenset(modules), variables
 
 
 def analysis_context(index: RuleIndex, scan: ProjectScan) -> AnalysisContext:

@@ -123,6 +123,6 @@ def _process_python(
 
 
 def _judge(run: ProjectRun) -> ApiReports:
-    return api_reports(
-        (c for r in run.results for c in r.calls), run.index, run.scan.ops, run.scan.extensions
-    )
+    calls = (c for r in run.results for c in r.calls)
+    kept = ((r.rel, guard) for r in run.results for guard in r.kept)
+    return api_reports(calls, run.index, run.scan.ops, run.scan.extensions, kept)

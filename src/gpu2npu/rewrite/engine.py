@@ -11,6 +11,7 @@ from typing import List, Optional
 import libcst as cst
 
 from gpu2npu.rewrite.changes import INSERT, Change
+from gpu2npu.rewrite.guards import KeptGuard, file_kept_guards
 from gpu2npu.rewrite.imports import insert_by_text
 from gpu2npu.rewrite.transformer import MigrationTransformer, ProjectFacts
 from gpu2npu.source.parse import COPIED, PARSE_ERRORS, parse_ast, parse_failure, unreadable_reason
@@ -21,6 +22,7 @@ class SourceResult:
     new_bytes: Optional[bytes] = None  # None: the file stays byte-identical
     changes: List[Change] = field(default_factory=list)
     skipped: str = ""  # why the file could not be migrated (it is then copied unchanged)
+    kept: List[KeptGuard] = field(default_factory=list)  # CUDA tests left as they are
 
 
 def migrate_source(
@@ -46,19 +48,23 @@ def migrate_source(
         module = cst.parse_module(data)
     except PARSE_ERRORS as exc:
         return SourceResult(skipped=parse_failure(data, exc) + COPIED)
-    transformer = MigrationTransformer(index, module, project, source=data.decode(module.encoding), tree=tree)
+    project = project or ProjectFacts()
+    tree = tree if tree is not None or not index.guard_tests else parse_ast(data)
+    kept = file_kept_guards(data, tree, index, project.cuda_modules_for(path))
+    source = data.decode(module.encoding)
+    transformer = MigrationTransformer(index, module, project, source=source, tree=tree, kept_guards=kept)
     new_module = module.visit(transformer)
     if not transformer.changes:
-        return SourceResult()
+        return SourceResult(kept=kept)
     new_bytes = new_module.bytes  # the one code generation of the pass
     if new_bytes == data:
-        return SourceResult()
+        return SourceResult(kept=kept)
     problem = _compile_problem(new_bytes, data, path)
     if problem:
         return SourceResult(
             skipped=f"internal error: the rewritten file would not compile ({problem}); kept unchanged"
         )
-    return SourceResult(new_bytes=new_bytes, changes=sorted(transformer.changes))
+    return SourceResult(new_bytes=new_bytes, changes=sorted(transformer.changes), kept=kept)
 
 
 def _insert_imports_as_text(data: bytes, index, tree: Optional[ast.Module]) -> Optional[SourceResult]:

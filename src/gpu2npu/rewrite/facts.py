@@ -77,6 +77,7 @@ class FileFacts:
         self.namespaces: Set[str] = set()  # names holding parse_args() results
         self.imports: Dict[str, str] = {}  # local alias -> what it imports, file-wide
         self._import_statements: List[ast.AST] = []  # met during the scan
+        self._used_names: Optional[Set[str]] = None
         self.tree: Optional[ast.AST] = tree
         if tree is None:
             try:
@@ -85,6 +86,17 @@ class FileFacts:
                 return  # libcst accepted it but this Python's ast did not: everything stays unknown
         self._scan(self.tree, self.module)
         self.imports = imports_table(self._import_statements)
+
+    @property
+    def used_names(self) -> Set[str]:
+        """Every plain name the file reads anywhere (assigning one is no use of an import)."""
+        if self._used_names is None:
+            nodes = ast.walk(self.tree) if self.tree is not None else ()
+            reads = (ast.Load, ast.Del)
+            self._used_names = {
+                node.id for node in nodes if isinstance(node, ast.Name) and isinstance(node.ctx, reads)
+            }
+        return self._used_names
 
     def classes_defining(self, method: str) -> Set[str]:
         return classes_defining(self.tree, method) if self.tree is not None else set()

@@ -11,13 +11,14 @@ seen so far); edits go to the updated node, so several rules can act on one call
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Dict, List, Optional, Set
+from typing import Dict, FrozenSet, Iterable, List, Optional, Set
 
 import libcst as cst
 
 from gpu2npu.rewrite import references as refs
 from gpu2npu.rewrite.changes import DELETE, INSERT, MODIFY, Change
 from gpu2npu.rewrite.facts import FileFacts
+from gpu2npu.rewrite.guards import ANY_RECEIVER, KeptGuard
 from gpu2npu.rewrite.imports import already_imported, import_line, imports_module
 from gpu2npu.rewrite.strings import rewrite_formatted_string, rewrite_simple_string
 from gpu2npu.source.imports import bound_by_from_import, bound_by_import
@@ -29,10 +30,22 @@ STRING_NODES = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
 
 
 class ProjectFacts:
-    """What the whole input tree tells a single file: classes defining a renamed method."""
+    """What the whole input tree tells a single file: classes defining a renamed method, and
+    the modules of the C++/CUDA extensions the project builds (by file, the names ``load()``
+    results are bound to there)."""
 
-    def __init__(self, method_classes: Optional[Dict[str, Set[str]]] = None):
+    def __init__(
+        self,
+        method_classes: Optional[Dict[str, Set[str]]] = None,
+        cuda_modules: FrozenSet[str] = frozenset(),
+        cuda_variables: Optional[Dict[str, Set[str]]] = None,
+    ):
         self.method_classes: Dict[str, Set[str]] = method_classes or {}
+        self.cuda_modules = cuda_modules
+        self.cuda_variables: Dict[str, Set[str]] = cuda_variables or {}
+
+    def cuda_modules_for(self, rel: str) -> FrozenSet[str]:
+        return self.cuda_modules | frozenset(self.cuda_variables.get(rel, ()))
 
 
 class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
@@ -47,6 +60,7 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         project: Optional[ProjectFacts] = None,
         source: Optional[str] = None,
         tree=None,
+        kept_guards: Iterable[KeptGuard] = (),
     ):
         super().__init__()
         self.index = index
@@ -54,6 +68,7 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         self.project = project or ProjectFacts()
         self.source = source if source is not None else module.code
         self._tree = tree  # the file's stdlib ast, when the caller has parsed it already
+        self._kept_guards = {(guard.line, guard.test) for guard in kept_guards}  # CUDA tests left as they are
         self.scopes = ScopeStack()
         self.changes: List[Change] = []
         self._facts: Optional[FileFacts] = None
@@ -302,8 +317,8 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         for alias in updated_node.names:
             name = dotted_name(alias.name)
             removal = self.index.removal_for(name)
-            if removal is not None:
-                self._record_statement(DELETE, f"import {name} has been removed", removal)
+            if removal is not None and not (removal.only_unused and self._still_used(alias, name)):
+                self._record_statement(DELETE, f"import {name} has been removed", removal.rule_id)
                 continue
             kept.append(self._rewrite_import_alias(alias, name))
         if not kept:
@@ -311,6 +326,11 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         if len(kept) != len(updated_node.names):
             kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
         return updated_node.with_changes(names=kept)
+
+    def _still_used(self, alias: cst.ImportAlias, name: str) -> bool:
+        """Whether the file uses the name the import binds (then deleting it breaks the uses)."""
+        bound, _ = bound_by_import(name, _asname(alias))
+        return bound in self.facts.used_names
 
     def _rewrite_import_alias(self, alias: cst.ImportAlias, name: str) -> cst.ImportAlias:
         asname = alias.asname.name.value if alias.asname is not None else None
@@ -397,16 +417,13 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
 
     def _renamed(self, qualified: str) -> Optional[str]:
         """The new qualified name for ``qualified``, or None when it keeps its name."""
-        found = self.index.longest_name_match(qualified)
-        if found is None or found[1].new is None:
-            return None
-        prefix, target = found
-        new = target.new + qualified[len(prefix) :]
+        decision = self.index.resolve_name(qualified)
+        new = decision.new if decision is not None else None
         return None if new == qualified else new
 
     def _rule_of(self, qualified: str) -> str:
-        found = self.index.longest_name_match(qualified)
-        return found[1].rule_id if found else ""
+        decision = self.index.resolve_name(qualified)
+        return decision.rule_id if decision is not None else ""
 
     # -- dotted references -----------------------------------------------------------------------
 
@@ -422,18 +439,20 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         if binding is None:
             return True
         qualified = ".".join([binding.original] + parts[1:])
-        found = self.index.longest_name_match(qualified)
-        if found is None:
+        if (self._newlines + 1, qualified) in self._kept_guards:
+            self._skip_lines_of(node)
+            return False
+        decision = self.index.resolve_name(qualified)
+        if decision is None:
             if binding.current == binding.original:
                 self._skip_lines_of(node)
                 return False
             target, label, rule_id = qualified, "name", ""
         else:
-            prefix, rule = found
             # No counterpart: keep the original name, spelled so that it survives a renamed import.
-            target = qualified if rule.new is None else rule.new + qualified[len(prefix) :]
-            label = "function" if id(node) in self._callees else rule.label
-            rule_id = rule.rule_id
+            target = decision.new or qualified
+            label = "function" if id(node) in self._callees else decision.label
+            rule_id = decision.rule_id
         start = self._newlines + 1
         self._skip_lines_of(node)
         code = refs.render(parts[0], binding.current, target)
@@ -452,6 +471,8 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         if rename is None or id(original_node) in self._callees:
             return updated_node
         line = self._newlines + 1
+        if (line, ANY_RECEIVER + updated_node.attr.value) in self._kept_guards:
+            return updated_node
         self.record(
             MODIFY,
             f'replace attribute "{updated_node.attr.value}" with "{rename.new}"',

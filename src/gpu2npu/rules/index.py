@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Set, Tuple
 
-from gpu2npu.api_support import StatusOverride, normalise_api
+from gpu2npu.api_support import Namespaces, StatusOverride, normalise_api
 from gpu2npu.rules.kind import kind_named
 from gpu2npu.rules.model import Rule, RuleSet
 
@@ -32,6 +32,21 @@ class NameTarget:
     new: Optional[str]
     rule_id: str
     label: str  # word used in change messages: function, module, attribute, name
+    only_existing: bool = False  # names under it move only where torch_npu has them for the version
+    tip: str = ""  # what to do where the name keeps its name
+
+
+@dataclass(frozen=True)
+class NameDecision:
+    """What becomes of a qualified name a rule covers: ``new`` None means it keeps its name
+    (the rule says there is no counterpart, or the counterpart is not in torch_npu for the
+    version), and ``tip`` says what to do then."""
+
+    old: str  # the rule's name: the name itself or a dotted prefix of it
+    new: Optional[str]
+    rule_id: str
+    label: str
+    tip: str = ""
 
 
 @dataclass(frozen=True)
@@ -110,6 +125,12 @@ class ImportInsertion:
     rule_id: str
 
 
+@dataclass(frozen=True)
+class ImportRemoval:
+    rule_id: str
+    only_unused: bool  # keep the import while the file still uses the name it binds
+
+
 @dataclass
 class RuleIndex:
     version: str
@@ -119,7 +140,8 @@ class RuleIndex:
     calls: Dict[str, List[CallEdit]] = field(default_factory=dict)  # qualified name or ".method"
     strings: StringTable = field(default_factory=StringTable)
     insert_imports: List[ImportInsertion] = field(default_factory=list)
-    remove_imports: Dict[str, str] = field(default_factory=dict)  # module -> rule id
+    remove_imports: Dict[str, "ImportRemoval"] = field(default_factory=dict)  # by module
+    guard_tests: Dict[str, str] = field(default_factory=dict)  # CUDA test (name or "*.attr") -> rule id
     status_overrides: Dict[str, List[StatusOverride]] = field(default_factory=dict)  # by normalised API
     rules_by_id: Dict[str, Rule] = field(default_factory=dict)
     trigger_words: set = field(default_factory=set)  # regexes (plain words escaped)
@@ -150,8 +172,19 @@ class RuleIndex:
             if api.startswith(TENSOR) and "." not in api[len(TENSOR) :]
         }
 
-    def longest_name_match(self, qualified: str):
-        """The rule for ``qualified`` or its longest dotted prefix: (matched prefix, target) or None."""
+    def resolve_name(self, qualified: str) -> Optional[NameDecision]:
+        """The decision of the rule for ``qualified`` or its longest dotted prefix; None when no
+        rule covers the name."""
+        found = self._longest_name_match(qualified)
+        if found is None:
+            return None
+        prefix, target = found
+        new = None if target.new is None else target.new + qualified[len(prefix) :]
+        if new is not None and prefix != qualified and target.only_existing and not self._exists(new):
+            new = None
+        return NameDecision(prefix, new, target.rule_id, target.label, target.tip)
+
+    def _longest_name_match(self, qualified: str):
         name = qualified
         while True:
             target = self.names.get(name)
@@ -161,14 +194,29 @@ class RuleIndex:
                 return None
             name = name.rsplit(".", 1)[0]
 
-    def removal_for(self, imported: str) -> Optional[str]:
-        """The id of the rule removing an import of ``imported`` (the module or a submodule)."""
+    def _exists(self, name: str) -> bool:
+        """Whether torch_npu has ``name`` for the version (names outside its namespaces: yes)."""
+        return Namespaces.load().has(name, self.version) is not False
+
+    def removal_for(self, imported: str) -> Optional[ImportRemoval]:
+        """The rule removing an import of ``imported`` (the module or a submodule)."""
         parts = imported.split(".")
         for end in range(len(parts), 0, -1):
-            rule_id = self.remove_imports.get(".".join(parts[:end]))
-            if rule_id is not None:
-                return rule_id
+            removal = self.remove_imports.get(".".join(parts[:end]))
+            if removal is not None:
+                return removal
         return None
+
+    def cuda_only_modules(self) -> Set[str]:
+        """Libraries the status rules say run only on CUDA."""
+        return {
+            api for api, overrides in self.status_overrides.items() if any(o.cuda_only for o in overrides)
+        }
+
+    def stays_on_cuda(self, qualified: str) -> bool:
+        """A name a rule keeps as it is (no counterpart for the version)."""
+        decision = self.resolve_name(qualified)
+        return decision is not None and decision.new is None
 
     def needs_rewrite(self, data: bytes) -> bool:
         """Cheap first test on the raw bytes: can any rule fire in this file at all?"""

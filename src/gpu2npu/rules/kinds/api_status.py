@@ -8,7 +8,9 @@ built-in lists (source ``user:<rule id>``) wherever an API status is reported or
 
 ``api`` may list several names that share the verdict. With ``references: true`` a use is any
 reference to the name, not only a call (``dtype=torch.float64``), and for a ``torch.Tensor``
-method a call of it on any receiver (``x.double()``).
+method a call of it on any receiver (``x.double()``). ``cuda_only: true`` says a library runs only
+on CUDA (apex's CUDA kernels, flash-attn, ...): a CUDA test that selects it is not turned into an
+NPU test (see KeepGuardRule).
 """
 
 from gpu2npu.api_support import STATUSES, StatusOverride, normalise_api
@@ -26,6 +28,7 @@ class ApiStatus(RuleKind):
         "status": Field(str, required=True, help="one of " + ", ".join(STATUSES)),
         "tip": Field(str, help="what to tell the user, e.g. 'use torch_npu.npu_xxx'"),
         "references": Field(bool, default=False, help="report references to the name too, not only calls"),
+        "cuda_only": Field(bool, default=False, help="the library runs only on CUDA"),
     }
 
     def validate(self, fields):
@@ -46,6 +49,7 @@ class ApiStatus(RuleKind):
                     origin=rule.source,
                     builtin=rule.builtin,
                     references=bool(rule.get("references")),
+                    cuda_only=bool(rule.get("cuda_only")),
                 )
             )
 

@@ -1,7 +1,10 @@
 """NameRenameRule: a fully qualified name moves (``torch.cuda.synchronize`` ->
 ``torch_npu.npu.synchronize``), wherever it is referenced: calls, plain references,
 annotations, decorators and imports. ``new_name: null`` records that the name has no NPU
-counterpart for the versions given, so no broader rename (``torch.cuda`` -> ...) touches it.
+counterpart for the versions given, so no broader rename (``torch.cuda`` -> ...) touches it; it
+keeps its name and is reported with ``tip``. With ``only_existing: true`` a longer name under
+``old_name`` moves only where torch_npu has its counterpart for the target version (the
+knowledge base's namespace facts); elsewhere it keeps its name and is reported.
 """
 
 from gpu2npu.rules.index import NameTarget
@@ -17,13 +20,17 @@ class NameRename(RuleKind):
             str, required=True, dotted=True, help="fully qualified name, e.g. torch.cuda.synchronize"
         ),
         "new_name": Field(str, required=True, nullable=True, help="its NPU counterpart, or null for none"),
+        "only_existing": Field(bool, default=False, help="names under it move only where torch_npu has them"),
+        "tip": Field(str, default="", help="what to do where a name keeps its name"),
     }
 
     def validate(self, fields):
         return check_names(new_name=fields["new_name"])
 
     def compile(self, rule, index):
-        index.names[rule["old_name"]] = NameTarget(rule["new_name"], rule.id, "name")
+        index.names[rule["old_name"]] = NameTarget(
+            rule["new_name"], rule.id, "name", rule["only_existing"], rule["tip"]
+        )
 
     def trigger_words(self, rule):
         return {name_trigger(rule["old_name"])} if rule["new_name"] is not None else set()

@@ -1,0 +1,43 @@
+"""KeepGuardRule: a CUDA test (``torch.cuda.is_available()``, ``x.is_cuda``) stays a CUDA test
+where a branch it decides uses code that runs only on CUDA: a library the status rules mark
+``cuda_only`` (apex's CUDA kernels, flash-attn, ...), a C++/CUDA extension the project builds,
+or a torch name that keeps its CUDA name (no NPU counterpart, ``get_device_capability``). On NPU
+the kept test is False, so the program takes the branch it takes on any machine without CUDA,
+instead of sending NPU tensors into CUDA kernels. The test is reported as manual work.
+
+    rules:
+      KeepGuardRule:
+        - {id: G2N090, test: [torch.cuda.is_available, "*.is_cuda"], tip: "..."}
+"""
+
+from gpu2npu.rules.kind import RuleKind
+from gpu2npu.rules.kinds._common import check_names
+from gpu2npu.rules.model import Field
+
+
+class KeepGuard(RuleKind):
+    name = "KeepGuardRule"
+    fields = {
+        "test": Field(
+            (str, list), required=True, help="qualified names (torch.cuda.is_available) or *.attribute"
+        ),
+        "tip": Field(str, required=True, help="what to do about a test that is kept"),
+    }
+
+    def validate(self, fields):
+        for test in tests(fields):
+            problem = check_names(test=test[2:] if test.startswith("*.") else test)
+            if problem:
+                return problem
+        return None
+
+    def compile(self, rule, index):
+        for test in tests(rule):
+            index.guard_tests[test] = rule.id
+
+    def describe(self, rule):
+        return f"keep {', '.join(tests(rule))} where a branch it decides runs only on CUDA"
+
+
+def tests(fields):
+    return [fields["test"]] if isinstance(fields["test"], str) else list(fields["test"])

@@ -1,0 +1,144 @@
+"""Correct before complete: a rewrite that would break working code is not made; the line keeps
+its CUDA form and is reported as manual work (``tests/projects/kept_on_cuda``):
+
+* a CUDA test selecting the project's own CUDA kernel (``if not input.is_cuda: return ...``
+  then ``_C.deform_forward``) or apex's CUDA kernels (``amp_C`` values) stays a CUDA test;
+* ``import amp_C`` stays while the file uses ``amp_C``;
+* ``torch.cuda.profiler`` (no torch_npu counterpart) and ``torch.cuda.get_device_capability``
+  (None on NPU) keep their names;
+* the lookalikes still change (``x.cuda() if torch.cuda.is_available() else x``).
+"""
+
+import csv
+import json
+
+from helpers import REPO, run_cli
+
+PROJECT = REPO / "tests" / "projects" / "kept_on_cuda"
+KEPT_TIP = (
+    "kept on CUDA: the branch it selects runs only on CUDA (a CUDA-only library, the project's CUDA "
+    "kernels, or a torch.cuda API without an NPU counterpart), so on NPU the other branch runs; port "
+    "that code to NPU, then test for the NPU here"
+)
+CAPABILITY_TIP = (
+    "returns None on NPU unless TORCH_NPU_DEVICE_CAPABILITY is set, so indexing, unpacking or comparing "
+    "it fails: kept on CUDA (where torch.cuda.is_available() is False on NPU); guard it with "
+    "torch.cuda.is_available(), or test an NPU feature instead (torch.npu.is_bf16_supported())"
+)
+NO_COUNTERPART_TIP = (
+    "no NPU counterpart for torch 2.8.0, so it stays on CUDA: remove it, or run it only when "
+    "torch.cuda.is_available()"
+)
+UNSUPPORTED_ROWS = [
+    ["File", "Start Line", "End Line", "OP", "Tips", "Status", "Confidence", "Source"],
+    ["mypkg/deform.py", "6", "6", "torch.Tensor.is_cuda", KEPT_TIP, "unsupported", "listed", "rules:G2N090"],
+    [
+        "mypkg/deform.py", "8", "8", "mypkg._C.deform_forward",
+        "user-defined CUDA operator: port it to the NPU "
+        "(Ascend C custom operator or torch/torch_npu operators)",
+        "unsupported", "listed", "cuda_op_list:mypkg/csrc/deform.cpp",
+    ],
+    [
+        "mypkg/optim.py", "2", "2", "amp_C",
+        "NVIDIA apex's CUDA kernels have no NPU build: use torch_npu fused optimizers "
+        "(torch_npu.optim.NpuFused*) or the Ascend build of apex",
+        "unsupported", "listed", "rules:G2N050",
+    ],
+    [
+        "mypkg/optim.py", "8", "8", "torch.cuda.is_available", KEPT_TIP,
+        "unsupported", "listed", "rules:G2N090",
+    ],
+    [
+        "mypkg/optim.py", "14", "14", "torch.cuda.profiler.profile", NO_COUNTERPART_TIP,
+        "unsupported", "listed", "rules:G2N200",
+    ],
+    [
+        "mypkg/optim.py", "16", "16", "torch.cuda.get_device_capability", CAPABILITY_TIP,
+        "unsupported", "listed", "rules:G2N296",
+    ],
+    [
+        "setup.py", "6", "6", "torch.utils.cpp_extension.CUDAExtension",
+        "CUDA kernels do not build for NPU: port them (Ascend C custom operator) and build with "
+        "torch_npu.utils.cpp_extension.NpuExtension",
+        "unsupported", "listed", "rules:G2N072",
+    ],
+]  # fmt: skip
+
+
+def rows(path):
+    with open(path, newline="", encoding="utf-8") as handle:
+        return list(csv.reader(handle))
+
+
+def migrate(tmp_path):
+    result = run_cli("migrate", "-i", PROJECT, "-o", tmp_path / "out", "-v", "2.8.0", "-j", "1")
+    assert result.returncode == 0, result.stderr
+    return tmp_path / "out" / "kept_on_cuda_msft"
+
+
+def test_kept_lines_stay_and_the_lookalikes_change(tmp_path):
+    out = migrate(tmp_path)
+    assert (out / "mypkg" / "deform.py").read_text() == (
+        "import torch\n"
+        "import torch_npu\n"
+        "from mypkg import _C\n\n\n"
+        "def deform(input, offset):\n"
+        "    if not input.is_cuda:\n"
+        "        return input + offset\n"
+        "    return _C.deform_forward(input, offset)\n\n\n"
+        "def place(x):\n"
+        "    return x.npu() if torch.npu.is_available() else x\n"
+    )
+    original = (PROJECT / "mypkg" / "optim.py").read_text()
+    assert (out / "mypkg" / "optim.py").read_text() == original.replace(
+        "import torch\n", "import torch\nimport torch_npu\n", 1
+    )
+    assert rows(out / "transplant_result_file" / "change_list.csv")[1:] == [
+        ["mypkg/deform.py", "1", "1", "INSERT", "insert import torch_npu", "G2N001"],
+        ["mypkg/deform.py", "12", "12", "MODIFY", "change function cuda to npu", "G2N003"],
+        [
+            "mypkg/deform.py", "12", "12", "MODIFY",
+            "change function torch.cuda.is_available to torch_npu.npu.is_available", "G2N317",
+        ],
+        ["mypkg/optim.py", "1", "1", "INSERT", "insert import torch_npu", "G2N001"],
+        ["setup.py", "2", "2", "INSERT", "insert import torch_npu", "G2N001"],
+    ]  # fmt: skip
+
+
+def test_kept_lines_are_reported_as_manual_work(tmp_path):
+    reports = migrate(tmp_path) / "transplant_result_file"
+    assert rows(reports / "unsupported_api.csv") == UNSUPPORTED_ROWS
+    verdicts = {
+        entry["file"]: entry["status"] for entry in json.loads((reports / "report.json").read_text())["files"]
+    }
+    assert verdicts == {
+        "mypkg/__init__.py": "fully migrated",
+        "mypkg/deform.py": "needs manual work",
+        "mypkg/optim.py": "needs manual work",
+        "setup.py": "needs manual work",
+    }
+
+
+def test_analyse_reports_the_same_rows_without_the_rewrite_pass(tmp_path):
+    result = run_cli("analyse", "-i", PROJECT, "-o", tmp_path / "out", "-v", "2.8.0")
+    assert result.returncode == 0, result.stderr
+    assert rows(tmp_path / "out" / "kept_on_cuda_analysis" / "unsupported_api.csv") == UNSUPPORTED_ROWS
+
+
+def test_check_fails_on_each_kept_line_as_an_error(tmp_path):
+    result = run_cli("check", PROJECT, "-v", "2.8.0", "--format", "json", cwd=REPO)
+    assert result.returncode == 1
+    errors = [
+        (f["file"].split("kept_on_cuda/")[1], f["line"], f["rule"], f["severity"])
+        for f in json.loads(result.stdout)["findings"]
+        if f["severity"] == "error"
+    ]
+    assert errors == [
+        ("mypkg/deform.py", 6, "G2N090", "error"),
+        ("mypkg/deform.py", 8, "cuda-op", "error"),
+        ("mypkg/optim.py", 2, "G2N050", "error"),
+        ("mypkg/optim.py", 8, "G2N090", "error"),
+        ("mypkg/optim.py", 14, "G2N200", "error"),
+        ("mypkg/optim.py", 16, "G2N296", "error"),
+        ("setup.py", 6, "G2N072", "error"),
+    ]
