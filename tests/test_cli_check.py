@@ -11,7 +11,8 @@ import pytest
 import yaml
 from helpers import REPO, gpu2npu_command, run_cli, tree_files, write
 
-UNSUPPORTED = "import torch\n\nmodel = torch.nn.DataParallel(net)\n"
+# A program: `import torch_npu` goes into files that run as programs or use the NPU.
+UNSUPPORTED = 'import torch\n\nmodel = torch.nn.DataParallel(net)\nif __name__ == "__main__":\n    pass\n'
 UNKNOWN_ONLY = "import torch\nimport torch_npu\n\nids = torch.LongTensor([1])\n"
 CLEAN = "import torch\nimport torch_npu\n\nx = torch.ones(2).npu()\n"
 
@@ -80,7 +81,7 @@ def test_baseline_survives_moved_lines_and_catches_new_findings(tmp_path):
     result = check(tmp_path, "bad.py", "--baseline", "gpu2npu-baseline.json", "--format", "json")
     assert result.returncode == 1
     shown = json.loads(result.stdout)["findings"]
-    assert [(f["line"], f["api"]) for f in shown] == [(6, "torch.nn.DataParallel")]
+    assert [(f["line"], f["api"]) for f in shown] == [(8, "torch.nn.DataParallel")]
 
 
 def test_missing_or_broken_baseline_is_a_usage_error(tmp_path):

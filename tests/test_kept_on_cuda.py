@@ -6,7 +6,8 @@ its CUDA form and is reported as manual work (``tests/projects/kept_on_cuda``):
 * ``import amp_C`` stays while the file uses ``amp_C``;
 * ``torch.cuda.profiler`` (no torch_npu counterpart) and ``torch.cuda.get_device_capability``
   (None on NPU) keep their names;
-* the lookalikes still change (``x.cuda() if torch.cuda.is_available() else x``).
+* the lookalikes still change (``x.cuda() if torch.cuda.is_available() else x``);
+* a file where nothing else changes gets no ``import torch_npu``.
 """
 
 import csv
@@ -89,10 +90,8 @@ def test_kept_lines_stay_and_the_lookalikes_change(tmp_path):
         "def place(x):\n"
         "    return x.npu() if torch.npu.is_available() else x\n"
     )
-    original = (PROJECT / "mypkg" / "optim.py").read_text()
-    assert (out / "mypkg" / "optim.py").read_text() == original.replace(
-        "import torch\n", "import torch\nimport torch_npu\n", 1
-    )
+    # nothing else changes there, so neither does `import torch_npu` go in (only where needed)
+    assert (out / "mypkg" / "optim.py").read_bytes() == (PROJECT / "mypkg" / "optim.py").read_bytes()
     assert rows(out / "transplant_result_file" / "change_list.csv")[1:] == [
         ["mypkg/deform.py", "1", "1", "INSERT", "insert import torch_npu", "G2N001"],
         ["mypkg/deform.py", "12", "12", "MODIFY", "change function cuda to npu", "G2N003"],
@@ -100,8 +99,6 @@ def test_kept_lines_stay_and_the_lookalikes_change(tmp_path):
             "mypkg/deform.py", "12", "12", "MODIFY",
             "change function torch.cuda.is_available to torch_npu.npu.is_available", "G2N317",
         ],
-        ["mypkg/optim.py", "1", "1", "INSERT", "insert import torch_npu", "G2N001"],
-        ["setup.py", "2", "2", "INSERT", "insert import torch_npu", "G2N001"],
     ]  # fmt: skip
 
 

@@ -136,9 +136,7 @@ def cuda_namespace_rules() -> List[dict]:
                 },
                 {
                     "before": "import torch\nwith torch.cuda.profiler.profile():\n    pass\n",
-                    "after": (
-                        "import torch\nimport torch_npu\nwith torch.cuda.profiler.profile():\n    pass\n"
-                    ),
+                    "after": "import torch\nwith torch.cuda.profiler.profile():\n    pass\n",
                 },
             ],
         }

@@ -1,7 +1,6 @@
 """CIFAR-10 input pipeline."""
 
 import torch
-import torch_npu
 from torch.utils.data import DataLoader
 from torch.utils.data.distributed import DistributedSampler
 import torchvision

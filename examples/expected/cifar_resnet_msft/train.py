@@ -65,7 +65,7 @@ def setup_distributed(args):
 def warmup(model, device, batch_size):
     """Run a couple of dummy steps so cuDNN autotuning is out of the timed loop."""
     x = torch.randn(batch_size, 3, 32, 32)
-    x = x.to(device=f'npu:{device}' if isinstance(device, int) else device, dtype=torch.float32)
+    x = x.to(device=device, dtype=torch.float32)
     with torch.no_grad():
         for _ in range(2):
             model(x)
@@ -101,11 +101,11 @@ def train_one_epoch(model, loader, criterion, optimizer, scaler, epoch, args):
 
 def evaluate(model, loader, criterion, device):
     model.eval()
-    totals = torch.zeros(3, device=f'npu:{device}' if isinstance(device, int) else device)  # loss sum, correct, count
+    totals = torch.zeros(3, device=device)  # loss sum, correct, count
     with torch.no_grad():
         for images, target in loader:
-            images = images.to(f'npu:{device}' if isinstance(device, int) else device, non_blocking=True)
-            target = target.to(f'npu:{device}' if isinstance(device, int) else device, non_blocking=True)
+            images = images.to(device, non_blocking=True)
+            target = target.to(device, non_blocking=True)
             if images.device.type == 'npu':
                 with torch.autocast(device_type='npu', dtype=torch.float16):
                     output = model(images)

@@ -4,6 +4,7 @@ builds. One read of each Python file; only the files that can tell something are
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Dict, Iterator, List, Set, Tuple
 
@@ -29,7 +30,9 @@ def scan_project(plan: Plan, index: RuleIndex) -> ProjectScan:
     defining: Dict[str, Set[str]] = {method: set() for method in index.methods}
     extensions: List[Extension] = []
     inline: List[CudaOp] = []
+    imported: Set[str] = set()
     for rel, data in _python_sources(plan):
+        imported |= _imported_module_names(data)
         wanted = [method for method, marker in markers.items() if marker in data]
         tree = parse_ast(data) if wanted else None
         for method in wanted if tree is not None else ():
@@ -43,7 +46,33 @@ def scan_project(plan: Plan, index: RuleIndex) -> ProjectScan:
     plan.notes.extend((rel, f"C++ source {reason}; not analysed") for rel, reason in unreadable)
     method_classes = {m: _with_subclasses(plan, m, found) for m, found in defining.items() if found}
     ops = sorted(ops + inline)
-    return ProjectScan(ProjectFacts(method_classes, *_cuda_modules(ops, extensions)), ops, extensions)
+    facts = ProjectFacts(method_classes, *_cuda_modules(ops, extensions), frozenset(imported))
+    return ProjectScan(facts, ops, extensions)
+
+
+# `import a.b as c`, `import a, b`, `from .a.b import c`: the module names, read off the bytes.
+_IMPORTS = re.compile(rb"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import|import[ \t]+([\w. \t,]+))", re.MULTILINE)
+
+
+def _imported_module_names(data: bytes) -> Set[str]:
+    """The last name of every module a file imports, and of the names it imports from one
+    (``from pkg import train`` may import the module train), from a scan of its bytes."""
+    names = set()
+    for match in _IMPORTS.finditer(data):
+        if match.group(1) is not None:
+            names.add(match.group(1).rsplit(b".", 1)[-1])
+            names.update(_from_import_names(data, match.end()))
+        else:
+            for part in match.group(2).split(b","):
+                names.add(part.split()[0].rsplit(b".", 1)[-1] if part.split() else b"")
+    return {name.decode("ascii", "replace") for name in names if name}
+
+
+def _from_import_names(data: bytes, start: int) -> Set[bytes]:
+    """The names after ``from x import`` up to the end of the line (or the closing parenthesis)."""
+    end = data.find(b")", start) if data[start:].lstrip()[:1] == b"(" else data.find(b"\n", start)
+    text = data[start : end if end != -1 else len(data)].replace(b"(", b" ")
+    return {part.split()[0] for part in text.split(b",") if part.split()}
 
 
 def _cuda_modules(ops: List[CudaOp], extensions: List[Extension]):

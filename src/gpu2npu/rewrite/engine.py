@@ -14,6 +14,7 @@ from gpu2npu.rewrite.changes import INSERT, Change
 from gpu2npu.rewrite.guards import KeptGuard, file_kept_guards
 from gpu2npu.rewrite.imports import insert_by_text
 from gpu2npu.rewrite.transformer import MigrationTransformer, ProjectFacts
+from gpu2npu.source.modules import is_script
 from gpu2npu.source.parse import COPIED, PARSE_ERRORS, parse_ast, parse_failure, unreadable_reason
 
 
@@ -43,7 +44,7 @@ def migrate_source(
     if text_path and not index.needs_tree(data):
         result = _insert_imports_as_text(data, index, tree)
         if result is not None:
-            return result
+            return _without_needless_imports(result, data, index, tree)
     try:
         module = cst.parse_module(data)
     except PARSE_ERRORS as exc:
@@ -52,9 +53,11 @@ def migrate_source(
     tree = tree if tree is not None or not index.guard_tests else parse_ast(data)
     kept = file_kept_guards(data, tree, index, project.cuda_modules_for(path))
     source = data.decode(module.encoding)
-    transformer = MigrationTransformer(index, module, project, source=source, tree=tree, kept_guards=kept)
+    transformer = MigrationTransformer(
+        index, module, project, source=source, tree=tree, kept_guards=kept, path=path
+    )
     new_module = module.visit(transformer)
-    if not transformer.changes:
+    if not transformer.changes or _only_needless_imports(transformer.changes, data, index, tree):
         return SourceResult(kept=kept)
     new_bytes = new_module.bytes  # the one code generation of the pass
     if new_bytes == data:
@@ -65,6 +68,19 @@ def migrate_source(
             skipped=f"internal error: the rewritten file would not compile ({problem}); kept unchanged"
         )
     return SourceResult(new_bytes=new_bytes, changes=sorted(transformer.changes), kept=kept)
+
+
+def _without_needless_imports(result: SourceResult, data: bytes, index, tree) -> SourceResult:
+    return SourceResult() if _only_needless_imports(result.changes, data, index, tree) else result
+
+
+def _only_needless_imports(changes: List[Change], data: bytes, index, tree) -> bool:
+    """Every change is an insertion of an import wanted only where needed, and the file neither
+    changes otherwise nor runs as a program (InsertImportRule ``only_where_needed``)."""
+    optional = {i.rule_id for i in index.insert_imports if i.only_where_needed}
+    if not changes or any(c.operation != INSERT or c.rule not in optional for c in changes):
+        return False
+    return not is_script(tree if tree is not None else parse_ast(data))
 
 
 def _insert_imports_as_text(data: bytes, index, tree: Optional[ast.Module]) -> Optional[SourceResult]:

@@ -14,7 +14,9 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, List, Optional, Set
 
+from gpu2npu.rewrite.callers import caller_arguments
 from gpu2npu.source.imports import imports_table, qualify
+from gpu2npu.source.modules import is_script
 from gpu2npu.source.names import dotted
 from gpu2npu.source.torch_names import DTYPE_NAMES
 
@@ -23,6 +25,22 @@ NOT_INT = frozenset({"str", "device", "tensor", "none", "dtype"})
 
 # torch functions that return a torch.device (device-agnostic code passes these around).
 DEVICE_FACTORIES = frozenset({"device", "current_accelerator", "get_default_device"})
+# Methods that return a tensor (or, on a module, the module) whatever the receiver: a value
+# built by one is no device index (``p_data_fp32 = p.data.float()``).
+TENSOR_METHODS = frozenset(
+    "float half double bfloat16 long int short bool byte char clone detach contiguous cpu cuda npu to view "
+    "reshape permute transpose expand expand_as squeeze unsqueeze flatten type_as new_tensor new_zeros "
+    "new_ones new_empty new_full pin_memory".split()
+)
+# Functions that return an int: their result is a device index when passed as a device.
+INT_FUNCTIONS = frozenset(
+    {"int", "len", "torch.distributed.get_rank", "torch.distributed.get_world_size"}
+    | {
+        f"{module}.{name}"
+        for module in ("torch.cuda", "torch.npu", "torch_npu.npu")
+        for name in ("current_device", "device_count")
+    }
+)
 TENSOR_FACTORIES = frozenset(
     "tensor zeros ones empty rand randn randint full arange linspace as_tensor from_numpy stack cat "
     "zeros_like ones_like empty_like rand_like randn_like full_like".split()
@@ -68,7 +86,9 @@ class ScopeFacts:
 class FileFacts:
     """Bindings of one file: plain names per function scope, dotted ones (``self.device``) per file."""
 
-    def __init__(self, source: str, tree: Optional[ast.AST] = None):
+    def __init__(self, source: str, tree: Optional[ast.AST] = None, module_imported: bool = False):
+        """``module_imported``: some file of the project imports this one (so its functions may
+        have callers elsewhere)."""
         self.module = ScopeFacts(0, 10**9, None)
         self.scopes: List[ScopeFacts] = [self.module]
         self.attributes: Dict[str, List[tuple]] = defaultdict(list)
@@ -78,6 +98,7 @@ class FileFacts:
         self.imports: Dict[str, str] = {}  # local alias -> what it imports, file-wide
         self._import_statements: List[ast.AST] = []  # met during the scan
         self._used_names: Optional[Set[str]] = None
+        self._function_scopes: Dict[int, ScopeFacts] = {}  # id(module-level def) -> its scope
         self.tree: Optional[ast.AST] = tree
         if tree is None:
             try:
@@ -86,6 +107,8 @@ class FileFacts:
                 return  # libcst accepted it but this Python's ast did not: everything stays unknown
         self._scan(self.tree, self.module)
         self.imports = imports_table(self._import_statements)
+        if not module_imported and is_script(self.tree):
+            self._bind_parameters_from_callers()
 
     @property
     def used_names(self) -> Set[str]:
@@ -151,6 +174,8 @@ class FileFacts:
             definition.lineno, getattr(definition, "end_lineno", definition.lineno) or 10**9, outer
         )
         self.scopes.append(inner)
+        if outer is self.module:
+            self._function_scopes[id(definition)] = inner
         if not isinstance(definition, ast.ClassDef):
             self._bind_parameters(definition.args, inner)
         body = definition.body if isinstance(definition.body, list) else [definition.body]
@@ -160,6 +185,17 @@ class FileFacts:
             else:
                 self._read(statement, inner)
                 self._scan(statement, inner)
+
+    def _bind_parameters_from_callers(self) -> None:
+        """A script's own calls tell what its functions' unannotated parameters hold."""
+        for function, parameter, values in caller_arguments(self.tree):
+            scope = self._function_scopes[id(function)]
+            if parameter in scope.opaque:
+                scope.opaque.discard(parameter)
+                where = [
+                    (value, self.scope_at(call.lineno) if call else self.module) for value, call in values
+                ]
+                scope.bindings[parameter] = where + scope.bindings.get(parameter, [])
 
     def _read(self, node: ast.AST, scope: ScopeFacts) -> None:
         if isinstance(node, ast.Assign):
@@ -229,8 +265,11 @@ class FileFacts:
             if extra is not None:
                 params.append(extra)
         for param in params:
-            if param.annotation is not None and _annotation_kind(param.annotation) in NOT_INT:
+            annotation = param.annotation
+            if annotation is not None and _annotation_kind(annotation) in NOT_INT:
                 scope.bindings[param.arg].append((ast.Constant(value=""), scope))
+            elif annotation is not None and _only_int(annotation):
+                scope.bindings[param.arg].append((ast.Constant(value=0), scope))
             else:
                 scope.opaque.add(param.arg)
 
@@ -273,8 +312,14 @@ class FileFacts:
                 node.orelse, scope, depth + 1
             )
         if isinstance(node, ast.Call):
-            return frozenset({_call_kind(node, self.qualified(dotted(node.func) or ""))})
+            callee = dotted(node.func) or ""
+            return frozenset({_call_kind(node, self.qualified(callee), callee.split(".")[0] in self.imports)})
+        if isinstance(node, ast.Attribute) and node.attr == "type":
+            if self.value_kinds(node.value, scope, depth + 1) == {"device"}:
+                return frozenset({"str"})  # torch.device(...).type: 'cuda', 'cpu', ...
         name = dotted(node)
+        if name is None and isinstance(node, ast.Attribute) and node.attr == "device":
+            return frozenset({"device"})  # next(model.parameters()).device: a torch.device
         if name is None:
             return frozenset({UNKNOWN})
         if _is_dtype_name(self.qualified(name)):
@@ -294,8 +339,11 @@ class FileFacts:
 
     def _attribute_kinds(self, name: str, depth: int) -> FrozenSet[str]:
         head, _, attr = name.rpartition(".")
-        if head in self.namespaces:
-            return frozenset({self.argparse_dests.get(attr, UNKNOWN)})
+        if head in self.namespaces:  # and whatever the file assigns to the option afterwards
+            kinds = {self.argparse_dests.get(attr, UNKNOWN)} | (
+                {UNKNOWN} if name in self.opaque_attributes else set()
+            )
+            return frozenset(kinds | self._kinds_of(self.attributes.get(name, []), depth))
         if name in self.opaque_attributes:
             return frozenset({UNKNOWN})
         if name in self.attributes:
@@ -312,11 +360,23 @@ class FileFacts:
 
     def may_be_int(self, source: str, line: int = 0) -> bool:
         """Whether the expression ``source`` (a device argument at ``line``) may be an int."""
+        return self.is_int(source, line) is not False
+
+    def is_int(self, source: str, line: int = 0) -> Optional[bool]:
+        """Whether the expression ``source`` at ``line`` is an int: True (always), False (never),
+        None (it may be)."""
+        kinds = self.kinds_of(source, line)
+        if kinds <= NOT_INT:
+            return False
+        return True if kinds == {"int"} else None
+
+    def kinds_of(self, source: str, line: int = 0) -> FrozenSet[str]:
+        """The kinds of value the expression ``source`` at ``line`` may have."""
         try:
             node = ast.parse(source.strip(), mode="eval").body
         except SyntaxError:
-            return True
-        return not self.value_kinds(node, self.scope_at(line)) <= NOT_INT
+            return frozenset({UNKNOWN})
+        return self.value_kinds(node, self.scope_at(line))
 
 
 def _is_call_to(node: ast.AST, method: str) -> bool:
@@ -337,18 +397,18 @@ def _constant_kind(value) -> str:
     return UNKNOWN
 
 
-def _call_kind(call: ast.Call, qualified: str) -> str:
-    """The kind of value a call returns, from its name resolved through the file's imports."""
+def _call_kind(call: ast.Call, qualified: str, imported: bool) -> str:
+    """The kind of value a call returns, from its name resolved through the file's imports;
+    ``imported``: the callee is reached through an import (a function, not a method of a value)."""
     head, _, last = qualified.rpartition(".")
-    if (
-        last == "format"
-        and isinstance(call.func, ast.Attribute)
-        and isinstance(call.func.value, ast.Constant)
-    ):
+    method = call.func.attr if isinstance(call.func, ast.Attribute) and not imported else ""
+    if method == "format" and isinstance(call.func.value, ast.Constant):
         return "str"
+    if method in TENSOR_METHODS:
+        return "tensor"
     if qualified == "str":
         return "str"
-    if qualified == "int":
+    if qualified in INT_FUNCTIONS:
         return "int"
     if last in DEVICE_FACTORIES and _is_torch(head):
         return "device"
@@ -378,6 +438,13 @@ def _annotation_kind(annotation: ast.AST) -> str:
     return "device" if kinds and kinds <= {"str", "device"} else UNKNOWN
 
 
+def _only_int(annotation: ast.AST) -> bool:
+    """The annotation is ``int`` itself (``Optional[int]``, ``int | None`` may be None)."""
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+        return annotation.value.strip() == "int"
+    return dotted(annotation) == "int"
+
+
 def _annotation_alternatives(annotation: ast.AST) -> List[ast.AST]:
     if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
         try:
@@ -399,8 +466,8 @@ def _annotation_part_kind(part: ast.AST) -> str:
     if isinstance(part, ast.Constant) and part.value is None:
         return "none"
     name = dotted(part) or ""
-    if name == "str":
-        return "str"
+    if name in ("str", "int"):
+        return name
     if name == "device" or name.endswith(".device"):
         return "device"
     return UNKNOWN
@@ -418,16 +485,29 @@ def _argparse_dest(call: ast.Call) -> Optional[str]:
     return chosen.lstrip("-").replace("-", "_")
 
 
+def _always_given(default: Optional[ast.AST], required: Optional[ast.AST]) -> bool:
+    """An option with a default argparse converts (an int, or a string), or a required one."""
+    if isinstance(required, ast.Constant) and required.value is True:
+        return True
+    return (
+        isinstance(default, ast.Constant)
+        and isinstance(default.value, (int, str))
+        and default.value is not True
+    )
+
+
 def _argparse_kind(call: ast.Call) -> str:
     keywords = {k.arg: k.value for k in call.keywords if k.arg}
     action = keywords.get("action")
     if isinstance(action, ast.Constant) and action.value in ("store_true", "store_false"):
         return "bool"
     kind_of_type = keywords.get("type")
+    default = keywords.get("default")
     if kind_of_type is not None:
         name = dotted(kind_of_type)
+        if name == "int" and not _always_given(default, keywords.get("required")):
+            return UNKNOWN  # None when the option is not given
         return {"int": "int", "str": "str"}.get(name or "", UNKNOWN)
-    default = keywords.get("default")
     if (
         isinstance(default, ast.Constant)
         and isinstance(default.value, int)

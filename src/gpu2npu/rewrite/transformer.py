@@ -39,10 +39,17 @@ class ProjectFacts:
         method_classes: Optional[Dict[str, Set[str]]] = None,
         cuda_modules: FrozenSet[str] = frozenset(),
         cuda_variables: Optional[Dict[str, Set[str]]] = None,
+        imported_modules: FrozenSet[str] = frozenset(),
     ):
         self.method_classes: Dict[str, Set[str]] = method_classes or {}
         self.cuda_modules = cuda_modules
         self.cuda_variables: Dict[str, Set[str]] = cuda_variables or {}
+        self.imported_modules = imported_modules  # last names of every module the project imports
+
+    def module_imported(self, rel: str) -> bool:
+        """Whether some file may import the module at ``rel`` (by its last name)."""
+        stem = rel.rsplit("/", 1)[-1][: -len(".py")] if rel.endswith(".py") else rel
+        return stem in self.imported_modules
 
     def cuda_modules_for(self, rel: str) -> FrozenSet[str]:
         return self.cuda_modules | frozenset(self.cuda_variables.get(rel, ()))
@@ -61,6 +68,7 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         source: Optional[str] = None,
         tree=None,
         kept_guards: Iterable[KeptGuard] = (),
+        path: str = "<file>",
     ):
         super().__init__()
         self.index = index
@@ -68,6 +76,7 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         self.project = project or ProjectFacts()
         self.source = source if source is not None else module.code
         self._tree = tree  # the file's stdlib ast, when the caller has parsed it already
+        self._path = path
         self._kept_guards = {(guard.line, guard.test) for guard in kept_guards}  # CUDA tests left as they are
         self.scopes = ScopeStack()
         self.changes: List[Change] = []
@@ -96,7 +105,7 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
     @property
     def facts(self) -> FileFacts:
         if self._facts is None:
-            self._facts = FileFacts(self.source, self._tree)
+            self._facts = FileFacts(self.source, self._tree, self.project.module_imported(self._path))
         return self._facts
 
     def code(self, node: cst.CSTNode) -> str:

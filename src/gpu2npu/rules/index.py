@@ -123,6 +123,7 @@ class ImportInsertion:
     module: str
     after_module: str
     rule_id: str
+    only_where_needed: bool = False  # only in a file another rule changes, or one run as a program
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 from typing import Dict, Iterable, List, Set, Tuple
 
@@ -48,3 +49,18 @@ def module_names(files: Iterable[str], packages: Set[str], prefix: str = "") -> 
             module = module[:-1]
         names[rel] = ".".join(module) if module else "__init__"
     return names
+
+
+def is_script(tree: ast.AST) -> bool:
+    """The file runs as a program: ``if __name__ == "__main__":`` at module level."""
+    for node in getattr(tree, "body", []):
+        if (
+            isinstance(node, ast.If)
+            and isinstance(node.test, ast.Compare)
+            and len(node.test.comparators) == 1
+        ):
+            sides = [node.test.left, node.test.comparators[0]]
+            named = any(isinstance(side, ast.Name) and side.id == "__name__" for side in sides)
+            if named and any(isinstance(side, ast.Constant) and side.value == "__main__" for side in sides):
+                return True
+    return False

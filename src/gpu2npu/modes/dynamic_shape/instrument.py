@@ -39,6 +39,7 @@ from gpu2npu.modes.dynamic_shape.loops import BY_HAND, Loop, find_loops
 from gpu2npu.modes.dynamic_shape.runtime_package import DETECTOR_IMPORT
 from gpu2npu.source.imports import file_imports, qualify
 from gpu2npu.source.lines import NewlineCounter
+from gpu2npu.source.modules import is_script
 from gpu2npu.source.names import dotted, dotted_name
 from gpu2npu.source.parse import COPIED, PARSE_ERRORS, unreadable_reason
 
@@ -94,7 +95,7 @@ def instrument_source(data: bytes, path: str = "<file>") -> Instrumented:
     facts = _file_facts(tree, data.decode(module.encoding).lstrip("\ufeff"))
     transformer = CallInstrumenter(module, facts)
     new_module = module.visit(transformer)
-    result = Instrumented(calls=transformer.calls, loops=transformer.loops, main_guard=_has_main_guard(tree))
+    result = Instrumented(calls=transformer.calls, loops=transformer.loops, main_guard=is_script(tree))
     if not transformer.calls and all(loop.found_by == BY_HAND for loop in transformer.loops):
         return result  # nothing is recorded here: the copy stays byte-identical
     if not facts.imports_detector:
@@ -146,21 +147,6 @@ def _imports_detector(tree: ast.Module) -> bool:
         and any(alias.name == "DETECTOR" and alias.asname is None for alias in node.names)
         for node in tree.body
     )
-
-
-def _has_main_guard(tree: ast.Module) -> bool:
-    for node in tree.body:
-        if (
-            isinstance(node, ast.If)
-            and isinstance(node.test, ast.Compare)
-            and len(node.test.comparators) == 1
-        ):
-            sides = [node.test.left, node.test.comparators[0]]
-            if any(isinstance(s, ast.Name) and s.id == "__name__" for s in sides) and any(
-                isinstance(s, ast.Constant) and s.value == "__main__" for s in sides
-            ):
-                return True
-    return False
 
 
 class CallInstrumenter(NewlineCounter, cst.CSTTransformer):

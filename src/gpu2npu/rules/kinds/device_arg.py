@@ -77,19 +77,24 @@ class DeviceArg(CallArgumentKind):
             new_value = cst.SimpleString(f"'{device_type}:{value.value}'")
         else:
             code = ctx.code(value)
-            if not ctx.facts.may_be_int(code, ctx.line()):
+            is_int = ctx.facts.is_int(code, ctx.line())
+            if is_int is False:
                 return call
-            new_value = cst.parse_expression(guarded_source(code, device_type, is_pure(value)))
+            new_value = cst.parse_expression(device_source(code, device_type, bool(is_int), is_pure(value)))
         where = argument_label(call.args[position], rule)
         message = f"an int device index in the arg {where} of {rule['func_name']} becomes '{device_type}:N'"
         ctx.record("MODIFY", message, rule.id)
         return replace_value(call, position, new_value)
 
 
-def guarded_source(code: str, device_type: str, pure: bool) -> str:
-    if not pure or ("'" in code and '"' in code):
-        return f"(lambda d: f'{device_type}:{{d}}' if isinstance(d, int) else d)({code})"
+def device_source(code: str, device_type: str, certainly_int: bool, pure: bool) -> str:
+    """``f'npu:{code}'`` for a value that is an int; else the value when it is no int at run time."""
+    quotes_fit = not ("'" in code and '"' in code) and "\\" not in code and "\n" not in code
     quote = '"' if "'" in code else "'"
+    if certainly_int and quotes_fit:
+        return f"f{quote}{device_type}:{{{code}}}{quote}"
+    if not pure or not quotes_fit:
+        return f"(lambda d: f'{device_type}:{{d}}' if isinstance(d, int) else d)({code})"
     return f"f{quote}{device_type}:{{{code}}}{quote} if isinstance({code}, int) else {code}"
 
 

@@ -1,7 +1,10 @@
 """InsertImportRule: ``import torch_npu`` right after the first real ``torch`` import at module
 level (``import torch``, ``import torch.nn as nn``, ``from torch import ...``; not
 ``pytorch_lightning`` nor ``.torch_utils``), once per module, never inside a function or class,
-and not at all when the file already imports torch_npu. The placement is the engine's
+and not at all when the file already imports torch_npu. With ``only_where_needed`` the import
+goes only into files that need it: one another rule changes (it now uses the NPU) or one that
+runs as a program (``if __name__ == "__main__":``, which loads the NPU for the modules it
+imports); a model file with nothing to migrate stays as it is. The placement is the engine's
 (gpu2npu.rewrite.imports)."""
 
 from gpu2npu.rules.index import ImportInsertion
@@ -17,6 +20,7 @@ class InsertImport(RuleKind):
         "after_module": Field(
             str, required=True, dotted=True, help="insert after the first import of this, e.g. torch"
         ),
+        "only_where_needed": Field(bool, default=False, help="only in files changed otherwise, or programs"),
     }
     text_only = True  # a file only this kind triggers is edited as text, without libcst
 
@@ -24,10 +28,12 @@ class InsertImport(RuleKind):
         return check_names(module=fields["module"], after_module=fields["after_module"])
 
     def compile(self, rule, index):
-        index.insert_imports.append(ImportInsertion(rule["module"], rule["after_module"], rule.id))
+        insertion = ImportInsertion(rule["module"], rule["after_module"], rule.id, rule["only_where_needed"])
+        index.insert_imports.append(insertion)
 
     def trigger_words(self, rule):
         return {rule["after_module"]}
 
     def describe(self, rule):
-        return f"insert 'import {rule['module']}' after the first import of {rule['after_module']}"
+        where = " in files that need it" if rule["only_where_needed"] else ""
+        return f"insert 'import {rule['module']}' after the first import of {rule['after_module']}{where}"
