@@ -357,3 +357,21 @@ def test_sources_compared_by_basename_when_paths_differ():
     assert ops_for_call("gext.f", 1, (), [op], [other, elsewhere]) is None
     # An extension building it is known: its module is the only name (no TORCH_EXTENSION_NAME literal).
     assert ops_for_call("f.f", 1, (), [op], [elsewhere]) is None
+
+
+def test_an_extension_class_chosen_into_a_variable():
+    """detectron2's setup.py: ``extension = CppExtension`` or ``CUDAExtension``, then
+    ``extension("detectron2._C", sources, ...)``."""
+    source = textwrap.dedent(
+        """\
+        from torch.utils.cpp_extension import CppExtension, CUDAExtension
+        def get_extensions():
+            extension = CppExtension
+            if with_cuda:
+                extension = CUDAExtension
+            return [extension("detectron2._C", ["vision.cpp"])]
+        """
+    )
+    assert find_extensions(source, "setup.py") == [
+        Extension("detectron2._C", "setup.py", 6, ("vision.cpp",), "CUDAExtension", "")
+    ]

@@ -56,11 +56,16 @@ class _PythonFile:
                     {kind: f"{name.qualified}.{kind}" for kind in EXTENSION_KINDS + LOADER_KINDS}
                 )
 
-    def kind(self, func: ast.AST) -> str:
-        """'CUDAExtension', ..., 'load_inline' when func names one of them; else ''."""
+    def kind(self, func: ast.AST, depth: int = 0) -> str:
+        """'CUDAExtension', ..., 'load_inline' when func names one of them (also through a
+        variable: ``extension = CUDAExtension`` then ``extension(...)``); else ''."""
         name = dotted(func)
         if not name:
             return ""
+        if isinstance(func, ast.Name) and name not in self.imports and depth < 8:
+            value = self.values.get(name)
+            if isinstance(value, (ast.Name, ast.Attribute)):
+                return self.kind(value, depth + 1)
         module, _, last = qualify(name, self.imports).rpartition(".")
         if last not in EXTENSION_KINDS + LOADER_KINDS:
             return ""
