@@ -10,6 +10,8 @@ from typing import Dict, List, Set
 
 PACKAGE = Path(__file__).resolve().parent.parent / "src" / "gpu2npu"
 RUNTIME = PACKAGE / "modes" / "dynamic_shape" / "runtime"  # copied into user projects, imports no gpu2npu
+STANDIN = PACKAGE / "standin"
+STANDIN_SITE = STANDIN / "site"  # the torch_npu stand-in: importable as torch_npu, not a gpu2npu module
 # The top-level units, from the top down; an import may only go to a lower rank or stay inside its unit.
 RANKS = {
     "__main__": -1,
@@ -25,6 +27,7 @@ RANKS = {
     "source": 7,
     "versions": 7,
     "options": 7,
+    "standin": 7,
     "errors": 8,
     "__init__": 8,
 }
@@ -36,7 +39,11 @@ def module_name(path: Path) -> str:
 
 
 def modules() -> Dict[str, Path]:
-    return {module_name(p): p for p in sorted(PACKAGE.rglob("*.py")) if RUNTIME not in p.parents}
+    return {
+        module_name(p): p
+        for p in sorted(PACKAGE.rglob("*.py"))
+        if RUNTIME not in p.parents and STANDIN_SITE not in p.parents
+    }
 
 
 def imported(path: Path, name: str, known: Set[str]) -> Set[str]:
@@ -140,6 +147,27 @@ def test_the_dynamic_shape_runtime_imports_nothing_of_gpu2npu():
         names = [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
         names += [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and not n.level]
         assert not [n for n in names if n.split(".")[0] == "gpu2npu"], path
+
+
+def test_the_torch_npu_standin_imports_nothing_of_gpu2npu():
+    """The stand-in runs in the user's environment as torch_npu, and migrating never needs it:
+    neither its site/ package nor gpu2npu.standin itself imports gpu2npu (nor climbs out of its
+    package with a relative import)."""
+    paths = sorted(STANDIN.rglob("*.py"))
+    assert STANDIN / "__init__.py" in paths and STANDIN_SITE / "torch_npu" / "__init__.py" in paths
+    for path in paths:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        names = [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+        names += [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and not n.level]
+        assert not [n for n in names if n.split(".")[0] == "gpu2npu"], path
+        assert not [n for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level > 1], path
+
+
+def test_only_the_run_command_uses_the_standin_and_it_needs_no_migration_code():
+    graph = import_graph()
+    users = {source for source, targets in graph.items() if any(unit(t) == "standin" for t in targets)}
+    assert users <= {"gpu2npu.commands.run"}
+    assert graph["gpu2npu.commands.run"] <= {"gpu2npu.standin", "gpu2npu.errors"}
 
 
 def test_every_module_imports_first_in_a_fresh_interpreter():

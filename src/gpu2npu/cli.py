@@ -331,3 +331,23 @@ analyse.help = "\n".join(
     ["Analyse a project for NPU without migrating it (reads the input only).", "", "\b", "Modes:"]
     + [f"  {mode.name:<15}{mode.help}" for mode in analyse_modes()]
 )
+
+
+@main.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@click.option(
+    "--devices",
+    default=1,
+    show_default=True,
+    type=click.IntRange(min=0),
+    help="Number of NPUs to emulate (0: none, torch.npu.is_available() is False).",
+)
+@click.argument("command", nargs=-1, type=click.UNPROCESSED, metavar="-- COMMAND [ARGS]...")
+def run(devices, command):
+    """Run COMMAND (python train.py ...) on the CPU with gpu2npu's stand-in for torch_npu.
+
+    A smoke test for migrated code on machines without an NPU: 'npu' devices are placed on the
+    CPU, torch.npu and torch_npu's APIs are emulated (see gpu2npu.standin). Exits with COMMAND's
+    exit code."""
+    from gpu2npu.commands.run import run_with_standin
+
+    sys.exit(run_with_standin(command, devices))

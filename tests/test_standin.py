@@ -1,0 +1,591 @@
+"""The CPU stand-in for torch_npu (gpu2npu.standin) and `gpu2npu run`.
+
+Importing the stand-in changes torch for the whole process, so every check runs in a fresh
+interpreter with the stand-in's folder on PYTHONPATH. The proof at the end: four small training
+programs (tests/projects/runnable/) are migrated with the installed CLI; the originals run on the
+CPU with plain python, the migrated copies under `gpu2npu run`, and they print the same losses.
+Only the tests that run torch code call require_torch()."""
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from helpers import REPO, gpu2npu_command, run_cli
+
+from gpu2npu.standin import DEVICES_VARIABLE, SITE_DIR, standin_environment
+
+PROGRAMS = REPO / "tests" / "projects" / "runnable"
+# One intra-op thread: the small CPU kernels run faster, and every run takes the same reduction order.
+QUIET_ENV = {"OMP_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONWARNINGS": "ignore"}
+
+
+def require_torch():
+    """torch, or a skip, as in tests/test_dynamic_shape.py: the test extra pins torch for Python
+    3.11 (the version with a CPU build on this project's machines), so there its absence is a
+    failure, not a skip."""
+    if sys.version_info[:2] == (3, 11):
+        try:
+            import torch
+        except ImportError:
+            pytest.fail(
+                "torch is missing though the test extra installs it on Python 3.11: pip install '.[test]'"
+            )
+        return torch
+    return pytest.importorskip("torch")
+
+
+def plain_env(**extra) -> dict:
+    return {**os.environ, **QUIET_ENV, **extra}
+
+
+def standin_python(code: str, devices: int = 1, **extra) -> str:
+    """Run code in a fresh interpreter that imports the stand-in as torch_npu; its stdout."""
+    require_torch()
+    env = standin_environment(plain_env(**extra), devices)
+    run = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    return run.stdout
+
+
+# -- the package and the command ----------------------------------------------------------------
+
+
+def test_torch_npu_is_importable_only_from_the_standin_folder():
+    assert (SITE_DIR / "torch_npu" / "__init__.py").is_file()
+    code = "import importlib.util; print(importlib.util.find_spec('torch_npu') is None)"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout == "True\n"
+    env = standin_environment(os.environ, 1)
+    code = "import importlib.util; print(importlib.util.find_spec('torch_npu').origin)"
+    found = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True).stdout
+    assert Path(found.strip()) == SITE_DIR / "torch_npu" / "__init__.py"
+
+
+def test_the_standin_refuses_loudly_without_torch():
+    code = "import sys; sys.modules['torch'] = None; import torch_npu"
+    env = standin_environment(os.environ, 1)
+    run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert run.returncode == 1
+    assert "ImportError: the gpu2npu stand-in for torch_npu needs PyTorch: install torch" in run.stderr
+
+
+def test_standin_environment_puts_the_site_first_and_sets_the_devices():
+    env = standin_environment({"PYTHONPATH": "/a" + os.pathsep + "/b", "HOME": "/h"}, 3)
+    assert env == {
+        "PYTHONPATH": os.pathsep.join([str(SITE_DIR), "/a", "/b"]),
+        "HOME": "/h",
+        DEVICES_VARIABLE: "3",
+    }
+    assert standin_environment({}, 1)["PYTHONPATH"] == str(SITE_DIR)
+
+
+def test_run_without_a_command_is_a_usage_error():
+    for args in (["run"], ["run", "--"], ["run", "--devices", "2"]):
+        result = run_cli(*args)
+        assert result.returncode == 2, result.stderr
+        assert result.stderr == (
+            "gpu2npu: error: gpu2npu run needs a command; for example: gpu2npu run -- python train.py\n"
+        )
+    result = run_cli("run", "--", "no-such-command-gpu2npu")
+    assert (result.returncode, result.stderr) == (
+        2,
+        "gpu2npu: error: command not found: no-such-command-gpu2npu; check the command after --\n",
+    )
+    result = run_cli("run", "--devices", "-1", "--", sys.executable, "-V")
+    assert result.returncode == 2 and "-1" in result.stderr
+
+
+def test_run_passes_streams_environment_and_exit_code_through(tmp_path):
+    script = tmp_path / "child.py"
+    script.write_text(
+        "import os, subprocess, sys\n"
+        "print(sys.stdin.read().upper(), end='')\n"
+        "print(os.environ['GPU2NPU_STANDIN_DEVICES'], os.environ['PYTHONPATH'].split(os.pathsep)[0])\n"
+        "print('to stderr', file=sys.stderr)\n"
+        "grandchild = 'import importlib.util; print(importlib.util.find_spec(\"torch_npu\").origin)'\n"
+        "subprocess.run([sys.executable, '-c', grandchild], check=True)\n"
+        "sys.exit(int(sys.argv[1]))\n"
+    )
+    result = run_cli("run", "--devices", "4", "--", sys.executable, script, "7", input_text="abc\n")
+    site_init = SITE_DIR / "torch_npu" / "__init__.py"
+    assert result.returncode == 7
+    assert result.stdout == f"ABC\n4 {SITE_DIR}\n{site_init}\n"  # the grandchild finds it too
+    assert result.stderr == "to stderr\n"
+    result = run_cli("run", sys.executable, "-c", "import sys; sys.exit(0)")  # '--' is optional
+    assert result.returncode == 0, result.stderr
+
+
+# -- torch.npu: devices, memory, random state, streams -----------------------------------------
+
+
+def test_npu_device_queries_follow_the_emulated_machine():
+    out = standin_python(
+        """
+        import torch, torch_npu
+        assert torch.npu is torch_npu.npu and torch.get_device_module('npu') is torch.npu
+        assert torch.npu.is_available() and torch.npu.device_count() == 3
+        assert torch.npu.current_device() == 0
+        torch.npu.set_device(2)
+        assert torch.npu.current_device() == 2
+        torch.npu.set_device('npu:1')
+        with torch.npu.device(0):
+            assert torch.npu.current_device() == 0
+        assert torch.npu.current_device() == 1
+        torch.npu.synchronize()
+        properties = torch.npu.get_device_properties(0)
+        assert properties.total_memory == 64 * 1024**3 and properties.name == torch.npu.get_device_name()
+        assert torch.npu.get_device_capability() is None
+        assert torch.accelerator.current_accelerator().type == 'npu'
+        try:
+            torch.npu.set_device(3)
+        except RuntimeError as error:
+            print(error)
+        try:
+            torch.npu.make_graphed_callables
+        except AttributeError as error:
+            print(error)
+        """,
+        devices=3,
+    )
+    assert out.splitlines() == [
+        "invalid NPU device index 3: the gpu2npu stand-in emulates 3 NPU(s) "
+        "(set GPU2NPU_STANDIN_DEVICES or run with 'gpu2npu run --devices N')",
+        "torch.npu.make_graphed_callables is not emulated by the gpu2npu stand-in for torch_npu "
+        "(see the gpu2npu.standin documentation for what is)",
+    ]
+    query = "import torch, torch_npu; print(torch.npu.is_available(), torch.npu.device_count())"
+    assert standin_python(query, devices=0) == "False 0\n"
+    assert standin_python(query, devices=4, ASCEND_RT_VISIBLE_DEVICES="1,3") == "True 2\n"
+
+
+def test_npu_devices_are_accepted_everywhere_and_placed_on_the_cpu(tmp_path):
+    checkpoint = tmp_path / "weights.pt"
+    out = standin_python(
+        f"""
+        import threading
+        import torch, torch_npu
+        cpu = torch.device('cpu')
+        assert torch.device('npu:1').type == 'npu' and torch.device('npu', 1).index == 1
+        tensors = [
+            torch.zeros(2, device='npu'), torch.ones(2, device='npu:1'),
+            torch.randn(2, device=torch.device('npu')), torch.tensor([1, 2], device='npu:0'),
+            torch.arange(3, device=0), torch.empty(2).new_zeros(3, device='npu'),
+            torch.ones(2).to('npu'), torch.ones(2).to('npu:1', torch.float16), torch.ones(2).to(1),
+            torch.ones(2).to(device=torch.device('npu', 0)), torch.ones(2).npu(), torch.ones(2).npu(1),
+            torch.ones(2).npu(non_blocking=True), torch.ones(2).pin_memory(),
+        ]
+        assert all(t.device == cpu and t.is_npu for t in tensors)
+        source = torch.ones(2)
+        assert source.npu() is source and source.to('npu') is source  # already where NPU tensors live
+        model = torch.nn.Linear(2, 2).to('npu:1')
+        assert model.npu() is model and model.npu(0) is model
+        assert all(p.device == cpu for p in model.parameters())
+        materialized = torch.nn.Linear(2, 2, device='meta').to_empty(device='npu')
+        assert all(p.device == cpu for p in materialized.parameters())
+        with torch.device('npu'):
+            assert torch.zeros(1).device == cpu
+        generator = torch.Generator(device='npu').manual_seed(5)
+        same = torch.Generator().manual_seed(5)
+        assert torch.equal(torch.rand(3, generator=generator), torch.rand(3, generator=same))
+        assert isinstance(torch.default_generator, torch.Generator) and isinstance(generator, torch.Generator)
+        torch.save(model.state_dict(), {str(checkpoint)!r})
+        for where in ('npu', 'npu:1', torch.device('npu:0'), {{'cpu': 'npu:1'}}, lambda s, loc: s.npu()):
+            state = torch.load({str(checkpoint)!r}, map_location=where)
+            assert all(torch.equal(state[k], v) for k, v in model.state_dict().items())
+        seen = []
+        thread = threading.Thread(target=lambda: seen.append(torch.zeros(1, device='npu:1').device))
+        thread.start(); thread.join()
+        assert seen == [cpu]
+        dataset = torch.utils.data.TensorDataset(torch.arange(8.0))
+        loader = torch.utils.data.DataLoader(dataset, batch_size=4, num_workers=1, pin_memory=True)
+        assert [b[0].tolist() for b in loader] == [[0, 1, 2, 3], [4, 5, 6, 7]]
+        try:
+            torch.zeros(1, device='npu:2')
+        except RuntimeError as error:
+            print(error)
+        """,
+        devices=2,
+    )
+    assert out.startswith("invalid NPU device index 2: the gpu2npu stand-in emulates 2 NPU(s)")
+
+
+def test_npu_random_state_is_bookkeeping_that_leaves_the_cpu_generator_alone():
+    out = standin_python(
+        """
+        import torch, torch_npu
+        torch.manual_seed(7)
+        expected = torch.rand(4)
+        torch.manual_seed(7)
+        assert torch.npu.initial_seed() == 7  # torch.manual_seed seeds every device, as on an NPU
+        torch.npu.manual_seed(123)
+        torch.npu.manual_seed_all(5)
+        torch.npu.seed()
+        state = torch.npu.get_rng_state()
+        torch.npu.set_rng_state(state)
+        torch.npu.set_rng_state_all(torch.npu.get_rng_state_all())
+        assert torch.equal(torch.rand(4, device='npu'), expected)  # NPU tensors draw from the CPU generator
+        torch.npu.manual_seed(11)
+        assert torch.npu.initial_seed() == 11 and len(torch.npu.default_generators) == 2
+        assert torch.equal(torch.npu.get_rng_state(1), torch.npu.default_generators[1].get_state())
+        with torch.random.fork_rng(device_type='npu'):
+            torch.npu.manual_seed(99)
+        assert torch.npu.initial_seed() == 11
+        print('ok')
+        """,
+        devices=2,
+    )
+    assert out == "ok\n"
+
+
+def test_memory_statistics_streams_and_events():
+    out = standin_python(
+        """
+        import time
+        import torch, torch_npu
+        npu = torch.npu
+        assert npu.memory_allocated() == npu.max_memory_allocated() == npu.memory_reserved() == 0
+        assert npu.max_memory_reserved(0) == npu.memory_cached() == 0
+        npu.reset_peak_memory_stats(); npu.reset_max_memory_allocated(); npu.empty_cache()
+        assert npu.memory_stats()['allocated_bytes.all.peak'] == 0
+        assert npu.memory_stats_as_nested_dict()['allocated_bytes']['all']['current'] == 0
+        assert 'not tracked' in npu.memory_summary() and npu.mem_get_info() == (64 * 1024**3,) * 2
+        stream = npu.Stream()
+        assert npu.current_stream() is npu.default_stream()
+        with npu.stream(stream):
+            assert npu.current_stream() is stream
+            x = torch.ones(2, device='npu') * 2
+        assert npu.current_stream() is npu.default_stream()
+        npu.current_stream().wait_stream(stream)
+        x.record_stream(stream)
+        start, end = npu.Event(enable_timing=True), npu.Event(enable_timing=True)
+        start.record(); time.sleep(0.01); end.record(); end.synchronize()
+        assert end.query() and stream.query() and start.elapsed_time(end) >= 10
+        assert isinstance(stream.record_event(), npu.Event)
+        print(npu.FloatTensor is torch.FloatTensor, npu.is_bf16_supported())
+        """
+    )
+    assert out == "True True\n"
+
+
+# -- amp ----------------------------------------------------------------------------------------
+
+
+def test_autocast_is_entered_as_on_an_npu_and_keeps_float32():
+    out = standin_python(
+        """
+        import torch, torch_npu
+        a = torch.randn(4, 4, device='npu')
+
+        @torch_npu.npu.amp.autocast()
+        def decorated(x):
+            return x @ x
+
+        with torch_npu.npu.amp.autocast(dtype=torch.bfloat16):
+            assert torch.is_autocast_enabled('npu')
+            inside = (a @ a).dtype
+        with torch.autocast(device_type='npu', dtype=torch.float16), torch.amp.autocast('npu'):
+            also = (a @ a).dtype
+        print(inside, also, decorated(a).dtype, torch.is_autocast_enabled('npu'))
+        """
+    )
+    assert out == "torch.float32 torch.float32 torch.float32 False\n"
+
+
+def test_grad_scaler_scales_unscales_and_round_trips_its_state():
+    out = standin_python(
+        """
+        import torch, torch_npu
+        from torch_npu.npu.amp import GradScaler
+
+        def step(scaler):
+            torch.manual_seed(0)
+            model = torch.nn.Linear(4, 1).npu()
+            optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+            loss = model(torch.randn(8, 4, device='npu')).pow(2).mean()
+            scaler.scale(loss).backward()
+            scaler.unscale_(optimizer)
+            grads = [p.grad.clone() for p in model.parameters()]
+            scaler.step(optimizer)
+            scaler.update()
+            return grads, [p.detach().clone() for p in model.parameters()]
+
+        scaler = GradScaler(init_scale=1024.0, growth_interval=1)
+        scaled = step(scaler)
+        plain = step(GradScaler(enabled=False))
+        # scaling by a power of two and back is exact: gradients and weights equal to the last bit
+        assert all(torch.equal(a, b) for a, b in zip(scaled[0] + scaled[1], plain[0] + plain[1]))
+        assert scaler.get_scale() == 2048.0 and scaler.is_enabled()  # grown after a finite step
+        restored = GradScaler()
+        restored.load_state_dict(scaler.state_dict())
+        assert restored.get_scale() == 2048.0 and restored.get_growth_interval() == 1
+        static = GradScaler(init_scale=256.0, growth_interval=1, dynamic=False)
+        step(static)
+        assert static.get_scale() == 256.0
+        native = torch.amp.GradScaler('npu', init_scale=8.0)
+        step(native)
+        native.update(torch.tensor(4.0))
+        print(native.get_scale(), scaler.get_backoff_factor())
+        """
+    )
+    assert out == "4.0 0.5\n"
+
+
+# -- distributed, profiler, optimizers ---------------------------------------------------------
+
+
+def test_hccl_runs_on_gloo_and_ddp_accepts_device_ids(tmp_path):
+    out = standin_python(
+        f"""
+        import torch, torch_npu
+        import torch.distributed as dist
+        from torch.nn.parallel import DistributedDataParallel as DDP
+        assert dist.is_hccl_available() and dist.Backend.HCCL == 'hccl'
+        assert torch_npu.distributed.is_hccl_available() and torch_npu.distributed.Backend.HCCL == 'hccl'
+        dist.init_process_group('hccl', init_method='file://{tmp_path / "store"}', rank=0, world_size=1)
+        torch.npu.set_device(0)
+        model = torch.nn.Linear(3, 1).to('npu:0')
+        ddp = DDP(model, device_ids=[0], output_device=0)
+        ddp(torch.randn(5, 3, device='npu')).sum().backward()
+        total = torch.tensor([2.0], device='npu:0')
+        dist.all_reduce(total)
+        dist.barrier(device_ids=[0])
+        objects = [None]
+        dist.all_gather_object(objects, {{'rank': dist.get_rank()}})
+        print(dist.get_backend(), total.item(), objects, model.weight.grad is not None)
+        dist.destroy_process_group()
+        """
+    )
+    assert out == "hccl 2.0 [{'rank': 0}] True\n"
+
+
+def test_profiler_accepts_npu_activities_and_writes_a_trace(tmp_path):
+    out = standin_python(
+        f"""
+        import os
+        import torch, torch_npu
+        from torch_npu.profiler import ProfilerActivity
+        config = torch_npu.profiler._ExperimentalConfig(
+            profiler_level=torch_npu.profiler.ProfilerLevel.Level1,
+            aic_metrics=torch_npu.profiler.AiCMetrics.PipeUtilization,
+        )
+        model = torch.nn.Linear(4, 4).npu()
+        with torch_npu.profiler.profile(
+            activities=[ProfilerActivity.CPU, ProfilerActivity.NPU],
+            schedule=torch_npu.profiler.schedule(wait=0, warmup=1, active=1, repeat=1),
+            on_trace_ready=torch_npu.profiler.tensorboard_trace_handler({str(tmp_path)!r}),
+            record_shapes=True,
+            experimental_config=config,
+        ) as prof:
+            for _ in range(3):
+                model(torch.randn(2, 4, device='npu')).sum().backward()
+                prof.step()
+        supported = torch_npu.profiler.supported_activities()
+        print(ProfilerActivity.NPU in supported, torch_npu.profiler.ProfilerAction.RECORD)
+        print(sorted(name.endswith('.pt.trace.json') for name in os.listdir({str(tmp_path)!r})))
+        """
+    )
+    assert out.splitlines()[-2:] == ["True ProfilerAction.RECORD", "[True]"]
+
+
+def test_fused_optimizers_are_torch_optimizers_with_the_same_arguments():
+    out = standin_python(
+        """
+        import torch, torch_npu
+        from torch_npu.optim import NpuFusedAdam, NpuFusedAdamW, NpuFusedSGD
+
+        def trained(optimizer_class, **arguments):
+            torch.manual_seed(0)
+            model = torch.nn.Linear(4, 2).npu()
+            optimizer = optimizer_class(model.parameters(), **arguments)
+            for _ in range(3):
+                optimizer.zero_grad()
+                model(torch.randn(6, 4, device='npu')).pow(2).sum().backward()
+                optimizer.step()
+            return torch.cat([p.detach().flatten() for p in model.parameters()])
+
+        pairs = [
+            (NpuFusedAdamW, torch.optim.AdamW, dict(lr=1e-2, betas=(0.9, 0.99), weight_decay=0.1)),
+            (NpuFusedAdam, torch.optim.Adam, dict(lr=1e-2, eps=1e-6)),
+            (NpuFusedSGD, torch.optim.SGD, dict(lr=0.1, momentum=0.9, nesterov=True)),
+        ]
+        print(all(torch.equal(trained(npu, **args), trained(ref, **args)) for npu, ref, args in pairs))
+        """
+    )
+    assert out == "True\n"
+
+
+# -- operators ----------------------------------------------------------------------------------
+
+
+def test_reference_operators_agree_with_their_formulas():
+    out = standin_python(
+        """
+        import math
+        import torch, torch_npu
+        import torch.nn.functional as F
+        torch.manual_seed(0)
+        close = lambda a, b: torch.allclose(a, b, atol=1e-5, rtol=1e-5)
+
+        x, gamma = torch.randn(2, 3, 8), torch.randn(8)
+        y, rstd = torch_npu.npu_rms_norm(x, gamma, epsilon=1e-5)
+        assert close(rstd, 1 / torch.sqrt(x.pow(2).mean(-1, keepdim=True) + 1e-5)) and rstd.shape == (2, 3, 1)
+        assert close(y, x / torch.sqrt(x.pow(2).mean(-1, keepdim=True) + 1e-5) * gamma)
+        assert close(torch.npu_rms_norm(x, gamma)[0], torch_npu.npu_rms_norm(x, gamma, 1e-6)[0])
+
+        q, cos, sin = torch.randn(2, 4, 3, 8), torch.randn(1, 1, 3, 8), torch.randn(1, 1, 3, 8)
+        half = torch.cat((-q[..., 4:], q[..., :4]), dim=-1)
+        assert close(torch_npu.npu_rotary_mul(q, cos, sin), q * cos + half * sin)
+        pairs = torch.stack((-q[..., 1::2], q[..., ::2]), dim=-1).reshape(q.shape)
+        assert close(torch_npu.npu_rotary_mul(q, cos, sin, rotary_mode='interleave'), q * cos + pairs * sin)
+
+        z = torch.randn(3, 10)
+        assert close(torch_npu.npu_swiglu(z), F.silu(z[:, :5]) * z[:, 5:])
+        assert close(torch_npu.npu_swiglu(z.t(), dim=0), (F.silu(z[:, :5]) * z[:, 5:]).t())
+        assert close(torch_npu.npu_silu(z), z * torch.sigmoid(z))
+        assert close(torch_npu.npu_gelu(z, approximate='tanh'), F.gelu(z, approximate='tanh'))
+        assert torch_npu.npu_format_cast(z, 29) is z and torch_npu.get_npu_format(z) == 2
+        r = torch.rand(2, 3, 4, 6)
+        assert torch_npu.npu_confusion_transpose(r, (0, 2, 1, 3), (2, 4, 18), True).shape == (2, 4, 18)
+        assert torch_npu.npu_confusion_transpose(r, (0, 2, 1), (2, 12, 6), False).shape == (2, 6, 12)
+
+        B, N, S, D = 2, 4, 5, 8
+        q, k, v = (torch.randn(B, N, S, D, requires_grad=True) for _ in range(3))
+        scale = 1 / math.sqrt(D)
+        causal = torch.ones(S, S, dtype=torch.bool).triu(1)
+        out = torch_npu.npu_fusion_attention(q, k, v, N, 'BNSD', atten_mask=causal, scale=scale)
+        expected = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        assert len(out) == 7 and close(out[0], expected) and out[1].shape == (B, N, S, 8)
+        out[0].sum().backward()
+        assert q.grad is not None
+        out = torch_npu.npu_fusion_attention(q, k, v, N, 'BNSD', scale=scale, sparse_mode=2)
+        assert close(out[0], expected)
+        bsh = lambda t: t.transpose(1, 2).reshape(B, S, N * D)
+        out = torch_npu.npu_fusion_attention(bsh(q), bsh(k), bsh(v), N, 'BSH', scale=scale)[0]
+        assert close(out, bsh(F.scaled_dot_product_attention(q, k, v)))
+        k2, v2 = k[:, :2], v[:, :2]  # grouped-query attention: 2 key/value heads for 4 query heads
+        out = torch_npu.npu_fusion_attention(q, k2, v2, N, 'BNSD', scale=scale, sparse_mode=3)[0]
+        expected = F.scaled_dot_product_attention(
+            q, k2.repeat_interleave(2, 1), v2.repeat_interleave(2, 1), is_causal=True
+        )
+        print(close(out, expected))
+        """
+    )
+    assert out == "True\n"
+
+
+def test_other_npu_operators_raise_not_implemented_when_called():
+    out = standin_python(
+        """
+        import torch_npu
+        import torch_npu.contrib.transfer_to_npu  # importable, a no-op
+        operator = torch_npu.npu_moe_gating_top_k_softmax  # naming it is fine
+        try:
+            operator(None)
+        except NotImplementedError as error:
+            print(error)
+        try:
+            torch_npu.not_an_operator
+        except AttributeError:
+            print('AttributeError')
+        """
+    )
+    first, second = out.splitlines()
+    assert first.startswith(
+        "torch_npu.npu_moe_gating_top_k_softmax has no reference implementation in the gpu2npu stand-in; "
+        "it runs only on an Ascend NPU (the stand-in implements get_npu_format, npu_confusion_transpose,"
+    )
+    assert second == "AttributeError"
+
+
+# -- the proof: migrated training programs print the original's losses ---------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("localhost", 0))
+        return probe.getsockname()[1]
+
+
+# program: (arguments, devices, the first line of the original, of the migrated copy)
+RUNNABLE = {
+    "mnist": (["--epochs", "2", "--save-model", "{out}/mnist_cnn.pt"], 1, "device cpu", "device npu"),
+    "word_language_model": (
+        ["--cuda", "--epochs", "2", "--save", "{out}/model.pt"],
+        1,
+        "cuda False devices 0",
+        "cuda True devices 1",
+    ),
+    "ddp": (
+        ["--world-size", "2", "--port", "{port}"],
+        2,
+        "backend gloo device type cpu world size 2",
+        "backend hccl device type npu world size 2",
+    ),
+    "amp": (
+        ["--epochs", "2", "--checkpoint", "{out}/amp.pt"],
+        1,
+        "amp False scaler False device cpu",
+        "amp True scaler True device npu",
+    ),
+}
+
+
+def start(command, out: Path, env: dict) -> subprocess.Popen:
+    out.mkdir()
+    return subprocess.Popen(
+        command, cwd=out, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+
+
+def finish(process: subprocess.Popen, returncode: int = 0):
+    stdout, stderr = process.communicate(timeout=600)
+    assert process.returncode == returncode, stdout + stderr
+    return stdout, stderr
+
+
+def losses(stdout: str):
+    return [line for line in stdout.splitlines() if " loss " in line]
+
+
+@pytest.mark.parametrize("name", sorted(RUNNABLE))
+def test_migrated_program_prints_the_original_losses_under_the_standin(name, tmp_path):
+    require_torch()
+    arguments, devices, original_first, migrated_first = RUNNABLE[name]
+    original = tmp_path / name
+    shutil.copytree(PROGRAMS / name, original)
+    result = run_cli("migrate", "-i", original, "-o", tmp_path / "out", "-v", "2.8.0")
+    assert result.returncode == 0, result.stderr
+    migrated = tmp_path / "out" / f"{name}_msft"
+    assert "import torch_npu\n" in (migrated / "main.py").read_text()
+
+    def command(program: Path, prefix=()):
+        filled = [a.format(out=".", port=free_port()) for a in arguments]
+        return [*prefix, sys.executable, str(program / "main.py"), *filled]
+
+    # Side by side (one intra-op thread each): the original with plain python on the CPU, the
+    # migrated copy under the stand-in, and the migrated copy with plain python.
+    standin = gpu2npu_command() + ["run", "--devices", str(devices), "--"]
+    runs = [
+        start(command(original), tmp_path / "original_run", plain_env()),
+        start(command(migrated, standin), tmp_path / "standin_run", plain_env()),
+        start(command(migrated), tmp_path / "plain_run", plain_env()),
+    ]
+    original_out, _ = finish(runs[0])
+    migrated_out, _ = finish(runs[1])
+    _, without_standin = finish(runs[2], returncode=1)
+
+    assert original_out.splitlines()[0] == original_first  # the original took its CPU fallback,
+    assert migrated_out.splitlines()[0] == migrated_first  # the migrated copy the NPU path
+    # Same CPU kernels in the same order, same random stream (the NPU's random state is
+    # bookkeeping), GradScaler's power-of-two scaling is exact: every loss (and accuracy, checksum)
+    # is equal to the last bit.
+    assert migrated_out.splitlines()[1:] == original_out.splitlines()[1:]
+    assert len(losses(original_out)) >= 10
+    # and without the stand-in the migrated copy cannot even start on this machine
+    assert "ModuleNotFoundError: No module named 'torch_npu'" in without_standin
