@@ -1,7 +1,7 @@
 """The CPU stand-in for torch_npu (gpu2npu.standin) and `gpu2npu run`.
 
 Importing the stand-in changes torch for the whole process, so every check runs in a fresh
-interpreter with the stand-in's folder on PYTHONPATH. The proof at the end: four small training
+interpreter with the stand-in's folder on PYTHONPATH. The proof at the end: five small training
 programs (tests/projects/runnable/) are migrated with the installed CLI; the originals run on the
 CPU with plain python, the migrated copies under `gpu2npu run`, and they print the same losses.
 Only the tests that run torch code call require_torch()."""
@@ -533,6 +533,8 @@ RUNNABLE = {
         "amp False scaler False device cpu",
         "amp True scaler True device npu",
     ),
+    # its apex guard is kept on CUDA (G2N090), so the NPU takes torch's LayerNorm
+    "fused_norm": (["--steps", "12"], 1, "device cpu norm LayerNorm", "device npu norm LayerNorm"),
 }
 
 
@@ -589,3 +591,24 @@ def test_migrated_program_prints_the_original_losses_under_the_standin(name, tmp
     assert len(losses(original_out)) >= 10
     # and without the stand-in the migrated copy cannot even start on this machine
     assert "ModuleNotFoundError: No module named 'torch_npu'" in without_standin
+
+
+def test_a_flipped_cuda_only_guard_breaks_the_program_the_kept_one_runs(tmp_path):
+    """Why G2N090 keeps `if torch.cuda.is_available():` before apex: switched off, the guard becomes
+    an NPU test and the NPU run imports apex's CUDA kernels."""
+    require_torch()
+    original = tmp_path / "fused_norm"
+    shutil.copytree(PROGRAMS / "fused_norm", original)
+    result = run_cli(
+        "migrate", "-i", original, "-o", tmp_path / "out", "-v", "2.8.0", "--disable-rule", "G2N090"
+    )
+    assert result.returncode == 0, result.stderr
+    migrated = tmp_path / "out" / "fused_norm_msft" / "main.py"
+    assert "    if torch.npu.is_available():\n        # apex's kernels" in migrated.read_text()
+    run = start(
+        gpu2npu_command() + ["run", "--", sys.executable, str(migrated), "--steps", "2"],
+        tmp_path / "run",
+        plain_env(),
+    )
+    _, stderr = finish(run, returncode=1)
+    assert stderr.splitlines()[-1] == "ModuleNotFoundError: No module named 'apex'"
