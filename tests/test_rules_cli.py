@@ -12,7 +12,9 @@ def test_rules_list_shows_ids_kinds_and_versions():
     rows = {
         line.split("|")[1].strip(): line for line in result.stdout.splitlines() if line.startswith("| G2N")
     }
-    assert "| G2N003 | MethodRenameRule     | all" in rows["G2N003"]
+    cells = [cell.strip() for cell in rows["G2N003"].split("|")[1:-1]]
+    assert cells == ["G2N003", "MethodRenameRule", "all", ".cuda(...) -> .npu(...) on any receiver"]
+    assert "G2N400" not in rows  # torch._six exists in 1.11.0: no rule about its removal
     assert "G2N013" not in rows  # Backend.NCCL -> Backend.HCCL is a 2.1.0+ rule
     assert "torch_npu.distributed.Backend.HCCL" in rows["G2N014"]
 
@@ -74,6 +76,16 @@ def test_validate_accepts_the_reference_json_shape(tmp_path):
             "duplicate rule id 'X'",
         ),
         ('{"rules": [1, 2]}', "the top level must be a mapping with a 'rules' mapping of rule kinds"),
+        (
+            '{"rules": {"KeepReadRule": [{"call": "torch.cuda.x", "reads": "major", "tip": "t"}]}}',
+            "rules.KeepReadRule[0].reads: must be a list, not 'major'",
+        ),
+        (
+            '{"rules": {"KeepComparedStringRule": '
+            '[{"methods": ["startswith"], "sources": [1], "tip": "t"}]}}',
+            "rules.KeepComparedStringRule[0]: 'sources[0]' must be a dotted Python name such as "
+            "torch.cuda.synchronize, not '1'",
+        ),
     ],
 )
 def test_validate_names_the_file_entry_and_problem(tmp_path, content, problem):

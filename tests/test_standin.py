@@ -1,7 +1,7 @@
 """The CPU stand-in for torch_npu (gpu2npu.standin) and `gpu2npu run`.
 
 Importing the stand-in changes torch for the whole process, so every check runs in a fresh
-interpreter with the stand-in's folder on PYTHONPATH. The proof at the end: five small training
+interpreter with the stand-in's folder on PYTHONPATH. The proof at the end: six small training
 programs (tests/projects/runnable/) are migrated with the installed CLI; the originals run on the
 CPU with plain python, the migrated copies under `gpu2npu run`, and they print the same losses.
 Only the tests that run torch code call require_torch()."""
@@ -535,6 +535,13 @@ RUNNABLE = {
     ),
     # its apex guard is kept on CUDA (G2N090), so the NPU takes torch's LayerNorm
     "fused_norm": (["--steps", "12"], 1, "device cpu norm LayerNorm", "device npu norm LayerNorm"),
+    # its capability test stays on CUDA (G2N091) and its exported metadata still says 'cuda' (G2N092)
+    "resume": (
+        ["--steps", "12"],
+        1,
+        "device cpu kernel math origin exported on a GPU",
+        "device npu kernel math origin exported on a GPU",
+    ),
 }
 
 
@@ -593,22 +600,44 @@ def test_migrated_program_prints_the_original_losses_under_the_standin(name, tmp
     assert "ModuleNotFoundError: No module named 'torch_npu'" in without_standin
 
 
-def test_a_flipped_cuda_only_guard_breaks_the_program_the_kept_one_runs(tmp_path):
-    """Why G2N090 keeps `if torch.cuda.is_available():` before apex: switched off, the guard becomes
-    an NPU test and the NPU run imports apex's CUDA kernels."""
+# program, the rules switched off, a line of the migrated copy, the error its run ends with
+WITHOUT_KEPT = {
+    # G2N090 keeps `if torch.cuda.is_available():` before apex: else the NPU run imports apex's kernels
+    "apex guard": (
+        "fused_norm",
+        ["G2N090"],
+        "    if torch.npu.is_available():\n        # apex's kernels",
+        "ModuleNotFoundError: No module named 'apex'",
+    ),
+    # G2N091 keeps the capability read on CUDA: the NPU's device properties have no major
+    "capability": (
+        "resume",
+        ["G2N091"],
+        "torch.npu.is_available() and torch.npu.get_device_properties(0).major >= 8",
+        "AttributeError: 'DeviceProperties' object has no attribute 'major'",
+    ),
+    # G2N092 keeps the exported metadata's 'cuda': renamed, the program rejects its own export
+    "compared string": ("resume", ["G2N092"], "if meta['device_type'] == 'npu':", "unknown export: cuda"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(WITHOUT_KEPT))
+def test_without_the_kept_line_the_migrated_program_fails(case, tmp_path):
+    """Why the kept lines are kept: with their rule switched off, the migration rewrites them and
+    the migrated program fails under the stand-in (with them, it prints the original's losses)."""
     require_torch()
-    original = tmp_path / "fused_norm"
-    shutil.copytree(PROGRAMS / "fused_norm", original)
-    result = run_cli(
-        "migrate", "-i", original, "-o", tmp_path / "out", "-v", "2.8.0", "--disable-rule", "G2N090"
-    )
+    name, rules, rewritten, error = WITHOUT_KEPT[case]
+    original = tmp_path / name
+    shutil.copytree(PROGRAMS / name, original)
+    disabled = [arg for rule in rules for arg in ("--disable-rule", rule)]
+    result = run_cli("migrate", "-i", original, "-o", tmp_path / "out", "-v", "2.8.0", *disabled)
     assert result.returncode == 0, result.stderr
-    migrated = tmp_path / "out" / "fused_norm_msft" / "main.py"
-    assert "    if torch.npu.is_available():\n        # apex's kernels" in migrated.read_text()
+    migrated = tmp_path / "out" / f"{name}_msft" / "main.py"
+    assert rewritten in migrated.read_text()
     run = start(
         gpu2npu_command() + ["run", "--", sys.executable, str(migrated), "--steps", "2"],
         tmp_path / "run",
         plain_env(),
     )
     _, stderr = finish(run, returncode=1)
-    assert stderr.splitlines()[-1] == "ModuleNotFoundError: No module named 'apex'"
+    assert stderr.splitlines()[-1] == error

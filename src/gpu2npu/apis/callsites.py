@@ -18,7 +18,7 @@ class CallSite:
     method: str = (
         ""  # the called method's name when the receiver's type is unknown ('to' in x.to(d)); api is '' then
     )
-    args: Tuple[str, ...] = ()  # source text of the positional arguments
+    args: Tuple[str, ...] = ()  # source text of the positional arguments; a from-import's names
     keywords: Tuple[Tuple[str, str], ...] = ()  # (keyword, source text of the value)
     receiver: str = ""  # dotted receiver of a method call whose type is unknown ('ext' in ext.op(x))
     column: int = 1  # 1-based column where the use starts

@@ -10,7 +10,7 @@ scoping follows the same rules as the rewrite pass (gpu2npu.source.scopes).
 from __future__ import annotations
 
 import ast
-from typing import Dict, FrozenSet, List, Optional
+from typing import Dict, FrozenSet, List, Optional, Tuple
 
 from gpu2npu.apis.callsites import CallSite
 from gpu2npu.source.binder import ScopedReader
@@ -67,7 +67,7 @@ class _Collector(ScopedReader):
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         self.bind_imports(node)
         if node.module and not node.level:
-            self._add(node, node.module, "import")
+            self._add(node, node.module, "import", tuple(alias.name for alias in node.names))
 
     def visit_FunctionDef(self, node) -> None:
         for decorator in node.decorator_list:
@@ -205,6 +205,9 @@ class _Collector(ScopedReader):
             if isinstance(node, ast.Call):
                 self._callees.add(id(node.func))
 
-    def _add(self, node: ast.AST, api: str, kind: str) -> None:
+    def _add(self, node: ast.AST, api: str, kind: str, names: Tuple[str, ...] = ()) -> None:
+        """``names``: what a from-import imports (its site's ``args``)."""
         end = getattr(node, "end_lineno", None) or node.lineno
-        self.sites.append(CallSite(self.rel, node.lineno, end, api, kind, column=node.col_offset + 1))
+        self.sites.append(
+            CallSite(self.rel, node.lineno, end, api, kind, args=names, column=node.col_offset + 1)
+        )

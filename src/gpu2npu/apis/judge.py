@@ -46,6 +46,7 @@ class ApiRow:
     column: int = 1  # not a report column; for `check`'s findings
     category: str = field(default=API, compare=False)  # API or CUDA_OP
     rule: str = field(default="", compare=False)  # the id of the status rule that decided the row, if one did
+    kept: bool = field(default=False, compare=False)  # code a rule keeps as it is (manual work)
 
     def as_tuple(self) -> tuple:
         return (
@@ -87,7 +88,7 @@ class ApiJudge:
         if referenced:
             return self._reference_row(site, referenced)
         if site.kind == "import":
-            return self._module_row(site)
+            return self._removed_import_row(site) or self._module_row(site)
         op = self._cuda_op(site)
         if op is not None:
             source = f"cuda_op_list:{op.file}"
@@ -132,7 +133,7 @@ class ApiJudge:
         decision = self.index.resolve_name(api)
         if decision is not None and decision.new is not None:
             return None  # the migration rewrites it
-        if decision is not None and decision.old.startswith("torch.cuda"):
+        if decision is not None and (decision.removed_in or decision.old.startswith("torch.cuda")):
             tip = decision.tip or (
                 f"no NPU counterpart for torch {self.version}, so it stays on CUDA: "
                 "remove it, or run it only when torch.cuda.is_available()"
@@ -157,6 +158,18 @@ class ApiJudge:
                 answer = self.kb.lookup(f"{base}.{method}", self.version, self._overrides(f"{base}.{method}"))
                 if answer is not None and answer.status == UNSUPPORTED:
                     return answer
+        return None
+
+    def _removed_import_row(self, site: CallSite) -> Optional[ApiRow]:
+        """An import of a torch name the target torch removed and the migration keeps
+        (``import torch._six``, ``from torch._six import PY3``): it fails when the file loads."""
+        for api in [f"{site.api}.{name}" for name in site.args] or [site.api]:
+            decision = self.index.resolve_name(api)
+            if decision is not None and decision.new is None and decision.removed_in:
+                source = f"rules:{decision.rule_id}"
+                return self._make(
+                    site, api, decision.tip, UNSUPPORTED, "listed", source, rule=decision.rule_id
+                )
         return None
 
     def _module_row(self, site: CallSite) -> Optional[ApiRow]:
@@ -244,12 +257,14 @@ def api_reports(
     return ApiReports(unsupported, unknown, cuda_ops, precision, performance)
 
 
-def _kept_row(file: str, guard, index: RuleIndex) -> ApiRow:
-    """A CUDA test kept as it is (KeepGuardRule): manual work, with the rule's tip."""
-    tip = index.rules_by_id[guard.rule_id]["tip"]
-    source = f"rules:{guard.rule_id}"
+def _kept_row(file: str, kept, index: RuleIndex) -> ApiRow:
+    """Code a rule keeps as it is (a CUDA test, a call, a compared string): manual work, with the
+    rule's tip; unsupported unless the kept code works on the NPU as it is."""
+    tip = index.rules_by_id[kept.rule_id]["tip"]
+    status = LIMITED if kept.works else UNSUPPORTED
+    source = f"rules:{kept.rule_id}"
     return ApiRow(
-        file, guard.line, guard.end_line, guard.name, tip, UNSUPPORTED, "listed", source, rule=guard.rule_id
+        file, kept.line, kept.end_line, kept.name, tip, status, "listed", source, rule=kept.rule_id, kept=True
     )
 
 
@@ -260,13 +275,14 @@ def _advice_tuple(row) -> tuple:
 
 
 def file_verdicts(results, reports: ApiReports) -> Dict[str, dict]:
-    """Per Python file: fully migrated, needs testing (unknown APIs) or needs manual work
-    (unsupported APIs, with the first blocking one), or not migrated (could not be parsed)."""
+    """Per Python file: fully migrated, needs testing (unknown APIs, APIs with limits) or needs
+    manual work (unsupported APIs and kept code, with the first blocking one), or not migrated
+    (could not be parsed)."""
     blocking: Dict[str, ApiRow] = {}
     for row in reports.unsupported:
-        if row.status == UNSUPPORTED:
+        if row.status == UNSUPPORTED or row.kept:
             blocking.setdefault(row.file, row)
-    unknown_files = {row.file for row in reports.unknown}
+    unknown_files = {row.file for row in reports.unknown + reports.unsupported}
     verdicts = {}
     for result in results:
         if result.skipped:

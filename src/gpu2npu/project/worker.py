@@ -15,9 +15,9 @@ from typing import List, Optional
 from gpu2npu.apis.callsites import CallSite
 from gpu2npu.apis.context import analyse_source
 from gpu2npu.project.output import copy_file, write_file
-from gpu2npu.rewrite.changes import Change
+from gpu2npu.rewrite.changes import Change, Kept
 from gpu2npu.rewrite.engine import migrate_source
-from gpu2npu.rewrite.guards import KeptGuard, file_kept_guards
+from gpu2npu.rewrite.kept import file_kept
 from gpu2npu.source.parse import count_lines, parse_ast, unreadable_reason
 
 _STATE = {}
@@ -32,7 +32,7 @@ class FileResult:
     skipped: str = ""
     diff: str = ""
     calls: List[CallSite] = field(default_factory=list)  # uses of analysed APIs, in the original file
-    kept: List[KeptGuard] = field(default_factory=list)  # CUDA tests left as they are, to report
+    kept: List[Kept] = field(default_factory=list)  # what the rules keep as it is, to report
 
 
 @dataclass(frozen=True)
@@ -90,7 +90,7 @@ def _analyse_only(rel: str, data: bytes, analysis) -> FileResult:
     skipped = "" if tree is not None else unreadable_reason(data)
     result = FileResult(rel, lines=count_lines(data), skipped=skipped)
     result.calls = analyse_source(data, rel, tree, analysis)
-    result.kept = file_kept_guards(data, tree, _STATE["index"], _STATE["project"].cuda_modules_for(rel))
+    result.kept = file_kept(data, tree, _STATE["index"], _STATE["project"].cuda_modules_for(rel))
     return result
 
 

@@ -10,9 +10,9 @@ from typing import List, Optional
 
 import libcst as cst
 
-from gpu2npu.rewrite.changes import INSERT, Change
-from gpu2npu.rewrite.guards import KeptGuard, file_kept_guards
+from gpu2npu.rewrite.changes import INSERT, Change, Kept
 from gpu2npu.rewrite.imports import insert_by_text
+from gpu2npu.rewrite.kept import file_kept
 from gpu2npu.rewrite.transformer import MigrationTransformer, ProjectFacts
 from gpu2npu.source.modules import is_script
 from gpu2npu.source.parse import COPIED, PARSE_ERRORS, parse_ast, parse_failure, unreadable_reason
@@ -23,7 +23,7 @@ class SourceResult:
     new_bytes: Optional[bytes] = None  # None: the file stays byte-identical
     changes: List[Change] = field(default_factory=list)
     skipped: str = ""  # why the file could not be migrated (it is then copied unchanged)
-    kept: List[KeptGuard] = field(default_factory=list)  # CUDA tests left as they are
+    kept: List[Kept] = field(default_factory=list)  # what the rules keep as it is, to report
 
 
 def migrate_source(
@@ -50,12 +50,10 @@ def migrate_source(
     except PARSE_ERRORS as exc:
         return SourceResult(skipped=parse_failure(data, exc) + COPIED)
     project = project or ProjectFacts()
-    tree = tree if tree is not None or not index.guard_tests else parse_ast(data)
-    kept = file_kept_guards(data, tree, index, project.cuda_modules_for(path))
+    tree = tree if tree is not None else parse_ast(data)
+    kept = file_kept(data, tree, index, project.cuda_modules_for(path))
     source = data.decode(module.encoding)
-    transformer = MigrationTransformer(
-        index, module, project, source=source, tree=tree, kept_guards=kept, path=path
-    )
+    transformer = MigrationTransformer(index, module, project, source=source, tree=tree, kept=kept, path=path)
     new_module = module.visit(transformer)
     if not transformer.changes or _only_needless_imports(transformer.changes, data, index, tree):
         return SourceResult(kept=kept)

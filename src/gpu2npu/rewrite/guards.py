@@ -7,7 +7,8 @@ only on CUDA after the migration:
 * a library the status rules mark ``cuda_only`` (``from apex.normalization import
   FusedLayerNorm``), reached through the file's imports;
 * a C++/CUDA extension the project builds (``from detectron2 import _C``; a ``load()`` result);
-* a torch name that keeps its CUDA name (``torch.cuda.get_device_capability``);
+* a torch name that keeps its CUDA name (``torch.cuda.get_device_capability``), or a call kept
+  on CUDA where it is (KeepReadRule: ``torch.cuda.get_device_properties(0).major``);
 * a name the file binds at module level to one of those: a class deriving from one, or a value
   taken from one (``multi_tensor_l2norm = amp_C.multi_tensor_l2norm``).
 
@@ -18,42 +19,29 @@ as they are and the reports list them.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
-from typing import Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
+from typing import Dict, FrozenSet, Iterator, List, Set, Tuple
 
+from gpu2npu.rewrite.changes import Kept
 from gpu2npu.rules.index import RuleIndex
-from gpu2npu.source.imports import file_imports, qualify
+from gpu2npu.source.imports import qualify
 from gpu2npu.source.names import dotted, within
 
 ANY_RECEIVER = "*."
 
 
-@dataclass(frozen=True, order=True)
-class KeptGuard:
-    line: int  # where the rewrite pass meets the name: a dotted name's first line, an attribute's last
-    test: str  # the KeepGuardRule table key: a qualified name, or "*.<attribute>"
-    end_line: int
-    name: str  # as reported: the qualified name, or torch.Tensor.<attribute>
-    rule_id: str
-
-
-def file_kept_guards(
-    data: bytes, tree: Optional[ast.AST], index: RuleIndex, cuda_modules: FrozenSet[str] = frozenset()
-) -> List[KeptGuard]:
-    """``kept_guards`` of a file, after a cheap test on its bytes (the last name of a test)."""
-    if tree is None or not any(test.rsplit(".", 1)[-1].encode() in data for test in index.guard_tests):
-        return []
-    return kept_guards(tree, index, cuda_modules)
-
-
 def kept_guards(
-    tree: ast.AST, index: RuleIndex, cuda_modules: FrozenSet[str] = frozenset()
-) -> List[KeptGuard]:
+    tree: ast.AST,
+    imports: Dict[str, str],
+    index: RuleIndex,
+    cuda_modules: FrozenSet[str] = frozenset(),
+    kept_calls: FrozenSet[Tuple[int, str]] = frozenset(),
+) -> List[Kept]:
     """The CUDA tests to keep in the file; ``cuda_modules``: the modules of the project's own
-    C++/CUDA extensions (and the names ``load()`` results are bound to in this file)."""
-    imports = file_imports(tree)
-    cuda_only = CudaOnly(tree, imports, index, index.cuda_only_modules() | set(cuda_modules))
-    found: Set[KeptGuard] = set()
+    C++/CUDA extensions (and the names ``load()`` results are bound to in this file);
+    ``kept_calls``: (line, qualified name) of the calls other rules keep on CUDA."""
+    modules = index.cuda_only_modules() | set(cuda_modules)
+    cuda_only = CudaOnly(tree, imports, index, modules, kept_calls)
+    found: Set[Kept] = set()
     for node, after in _branchings(tree):
         tests = list(_guard_tests(node.test, imports, index.guard_tests))
         if tests and any(cuda_only.used_in(part) for part in [node, *after]):
@@ -82,27 +70,35 @@ def _leaves(block: List[ast.stmt]) -> bool:
     return bool(block) and isinstance(block[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break))
 
 
-def _guard_tests(test: ast.AST, imports: Dict[str, str], table: Dict[str, str]) -> Iterator[KeptGuard]:
+def _guard_tests(test: ast.AST, imports: Dict[str, str], table: Dict[str, str]) -> Iterator[Kept]:
     for node in ast.walk(test):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             name = qualify(dotted(node.func) or "", imports)
             if name in table:
-                yield KeptGuard(
+                yield Kept(
                     node.func.lineno, name, node.func.end_lineno or node.func.lineno, name, table[name]
                 )
         elif isinstance(node, ast.Attribute) and ANY_RECEIVER + node.attr in table:
             test_key = ANY_RECEIVER + node.attr
             line = node.end_lineno or node.lineno
-            yield KeptGuard(line, test_key, line, f"torch.Tensor.{node.attr}", table[test_key])
+            yield Kept(line, test_key, line, f"torch.Tensor.{node.attr}", table[test_key])
 
 
 class CudaOnly:
     """What in one file runs only on CUDA after the migration."""
 
-    def __init__(self, tree: ast.AST, imports: Dict[str, str], index: RuleIndex, modules: Set[str]):
+    def __init__(
+        self,
+        tree: ast.AST,
+        imports: Dict[str, str],
+        index: RuleIndex,
+        modules: Set[str],
+        kept_calls: FrozenSet[Tuple[int, str]] = frozenset(),
+    ):
         self.imports = imports
         self.index = index
         self.modules = modules
+        self.kept_calls = kept_calls
         self.local: Set[str] = set()  # module-level names bound to CUDA-only code
         self._bind_locals(tree)
 
@@ -119,6 +115,8 @@ class CudaOnly:
             return True
         qualified = qualify(name, self.imports)
         if any(within(qualified, module) for module in self.modules):
+            return True
+        if (node.lineno, qualified) in self.kept_calls:
             return True
         return qualified.startswith("torch.") and self.index.stays_on_cuda(qualified)
 

@@ -8,6 +8,7 @@ from typing import List
 # torch_npu makes ``torch.npu`` the same module object as ``torch_npu.npu`` when imported, so
 # ``t.npu.synchronize()`` is a one-word edit of ``t.cuda.synchronize()`` that needs no new name.
 EQUIVALENT_PREFIXES = (("torch_npu.npu", "torch.npu"), ("torch.npu", "torch_npu.npu"))
+BUILTINS = "builtins."
 
 
 def equivalents(qualified: str) -> List[str]:
@@ -21,7 +22,9 @@ def equivalents(qualified: str) -> List[str]:
 
 def render(root: str, root_refers_to: str, target: str) -> str:
     """Code for ``target`` written relative to the name ``root`` (bound to ``root_refers_to``)
-    when possible, else the absolute dotted name."""
+    when possible, else the absolute dotted name (a builtin by its bare name: ``int``)."""
+    if target.startswith(BUILTINS):
+        return target[len(BUILTINS) :]
     for candidate in equivalents(target):
         if candidate == root_refers_to:
             return root

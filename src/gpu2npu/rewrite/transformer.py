@@ -11,14 +11,14 @@ seen so far); edits go to the updated node, so several rules can act on one call
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Dict, FrozenSet, Iterable, List, Optional, Set
+from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 
 import libcst as cst
 
 from gpu2npu.rewrite import references as refs
-from gpu2npu.rewrite.changes import DELETE, INSERT, MODIFY, Change
+from gpu2npu.rewrite.changes import DELETE, INSERT, MODIFY, STRING, Change, Kept
 from gpu2npu.rewrite.facts import FileFacts
-from gpu2npu.rewrite.guards import ANY_RECEIVER, KeptGuard
+from gpu2npu.rewrite.guards import ANY_RECEIVER
 from gpu2npu.rewrite.imports import already_imported, import_line, imports_module
 from gpu2npu.rewrite.strings import rewrite_formatted_string, rewrite_simple_string
 from gpu2npu.source.imports import bound_by_from_import, bound_by_import
@@ -67,7 +67,7 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         project: Optional[ProjectFacts] = None,
         source: Optional[str] = None,
         tree=None,
-        kept_guards: Iterable[KeptGuard] = (),
+        kept: Iterable[Kept] = (),
         path: str = "<file>",
     ):
         super().__init__()
@@ -77,7 +77,9 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         self.source = source if source is not None else module.code
         self._tree = tree  # the file's stdlib ast, when the caller has parsed it already
         self._path = path
-        self._kept_guards = {(guard.line, guard.test) for guard in kept_guards}  # CUDA tests left as they are
+        self._kept = {(k.line, k.key) for k in kept}  # what the rules keep as it is
+        self._kept_calls: Set[int] = set()  # calls left as they are, arguments included
+        self._literals_seen: Dict[Tuple[int, str], int] = {}  # string literals met, per line and text
         self.scopes = ScopeStack()
         self.changes: List[Change] = []
         self._facts: Optional[FileFacts] = None
@@ -436,9 +438,16 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
 
     # -- dotted references -----------------------------------------------------------------------
 
-    def visit_Call(self, node: cst.Call) -> None:
+    def visit_Call(self, node: cst.Call) -> bool:
         self._callees.add(id(node.func))
         self._call_lines.append(self._newlines + 1)
+        qualified = self.qualified_name(node.func) if self._kept else None
+        if qualified is not None and (self._newlines + 1, qualified) in self._kept:
+            # a call kept on CUDA keeps its arguments too (get_device_properties('cuda:0'))
+            self._kept_calls.add(id(node))
+            self._skip_lines_of(node)
+            return False
+        return True
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
         parts = chain_parts(node)
@@ -448,7 +457,7 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         if binding is None:
             return True
         qualified = ".".join([binding.original] + parts[1:])
-        if (self._newlines + 1, qualified) in self._kept_guards:
+        if (self._newlines + 1, qualified) in self._kept:
             self._skip_lines_of(node)
             return False
         decision = self.index.resolve_name(qualified)
@@ -480,7 +489,7 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         if rename is None or id(original_node) in self._callees:
             return updated_node
         line = self._newlines + 1
-        if (line, ANY_RECEIVER + updated_node.attr.value) in self._kept_guards:
+        if (line, ANY_RECEIVER + updated_node.attr.value) in self._kept:
             return updated_node
         self.record(
             MODIFY,
@@ -494,6 +503,9 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
     # -- calls -----------------------------------------------------------------------------------
 
     def leave_Call(self, original_node, updated_node):
+        if id(original_node) in self._kept_calls:
+            self._call_lines.pop()
+            return updated_node
         func = original_node.func
         method = func.attr.value if isinstance(func, cst.Attribute) else None
         if method is not None and method in self.index.methods:
@@ -549,13 +561,23 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
     # -- strings -----------------------------------------------------------------------------------
 
     def leave_SimpleString(self, original_node, updated_node):
-        if self._prose_depth:
-            return updated_node
         end = self._newlines + 1
         start = end - original_node.value.count("\n")
+        if self._is_kept_literal(original_node, start) or self._prose_depth:
+            return updated_node
         return self._apply_string(
             updated_node, rewrite_simple_string(updated_node, self.index.strings), start, end
         )
+
+    def _is_kept_literal(self, node: cst.SimpleString, line: int) -> bool:
+        """Whether a rule keeps this literal; counts the literals of equal text on the line as
+        gpu2npu.rewrite.compared numbers them."""
+        if not self._kept or "b" in node.prefix.lower():
+            return False
+        text = node.evaluated_value
+        number = self._literals_seen.get((line, text), 0)
+        self._literals_seen[(line, text)] = number + 1
+        return (line, f"{STRING}{text}#{number}") in self._kept
 
     def visit_FormattedString(self, node: cst.FormattedString) -> None:
         self._call_lines.append(self._newlines + 1)  # f-strings nest like calls

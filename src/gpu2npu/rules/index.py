@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional, Set, Tuple
+from typing import Callable, Dict, FrozenSet, List, Optional, Set, Tuple
 
 from gpu2npu.api_support import Namespaces, StatusOverride, normalise_api
 from gpu2npu.rules.kind import kind_named
@@ -34,6 +34,7 @@ class NameTarget:
     label: str  # word used in change messages: function, module, attribute, name
     only_existing: bool = False  # names under it move only where torch_npu has them for the version
     tip: str = ""  # what to do where the name keeps its name
+    removed_in: str = ""  # the torch release that removed the name (kept: reported as removed)
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,7 @@ class NameDecision:
     rule_id: str
     label: str
     tip: str = ""
+    removed_in: str = ""
 
 
 @dataclass(frozen=True)
@@ -127,6 +129,15 @@ class ImportInsertion:
 
 
 @dataclass(frozen=True)
+class ComparedStrings:
+    """Where a device string is compared with data and keeps its text (KeepComparedStringRule)."""
+
+    methods: FrozenSet[str]  # str methods that compare: startswith, endswith, ...
+    sources: FrozenSet[str]  # calls that return data: qualified names, or "*.method"
+    rule_id: str
+
+
+@dataclass(frozen=True)
 class ImportRemoval:
     rule_id: str
     only_unused: bool  # keep the import while the file still uses the name it binds
@@ -143,6 +154,10 @@ class RuleIndex:
     insert_imports: List[ImportInsertion] = field(default_factory=list)
     remove_imports: Dict[str, "ImportRemoval"] = field(default_factory=dict)  # by module
     guard_tests: Dict[str, str] = field(default_factory=dict)  # CUDA test (name or "*.attr") -> rule id
+    kept_reads: Dict[str, Tuple[FrozenSet[str], str]] = field(
+        default_factory=dict
+    )  # call -> (reads, rule id)
+    compared_strings: Optional[ComparedStrings] = None
     status_overrides: Dict[str, List[StatusOverride]] = field(default_factory=dict)  # by normalised API
     rules_by_id: Dict[str, Rule] = field(default_factory=dict)
     trigger_words: set = field(default_factory=set)  # regexes (plain words escaped)
@@ -183,7 +198,7 @@ class RuleIndex:
         new = None if target.new is None else target.new + qualified[len(prefix) :]
         if new is not None and prefix != qualified and target.only_existing and not self._exists(new):
             new = None
-        return NameDecision(prefix, new, target.rule_id, target.label, target.tip)
+        return NameDecision(prefix, new, target.rule_id, target.label, target.tip, target.removed_in)
 
     def _longest_name_match(self, qualified: str):
         name = qualified
@@ -215,9 +230,9 @@ class RuleIndex:
         }
 
     def stays_on_cuda(self, qualified: str) -> bool:
-        """A name a rule keeps as it is (no counterpart for the version)."""
+        """A name a rule keeps as it is (no counterpart for the version; not one torch removed)."""
         decision = self.resolve_name(qualified)
-        return decision is not None and decision.new is None
+        return decision is not None and decision.new is None and not decision.removed_in
 
     def needs_rewrite(self, data: bytes) -> bool:
         """Cheap first test on the raw bytes: can any rule fire in this file at all?"""

@@ -28,6 +28,14 @@ def check_names(**names: str):
     return None
 
 
+def listed_names(field: str, values: list) -> dict:
+    """``check_names`` keywords for a list field's items (``reads[0]``, ...); an item that is not a
+    string is checked as its repr, so it is reported as not a name."""
+    return {
+        f"{field}[{i}]": value if isinstance(value, str) else repr(value) for i, value in enumerate(values)
+    }
+
+
 def parent(name: str) -> str:
     return name.rsplit(".", 1)[0] if "." in name else ""
 

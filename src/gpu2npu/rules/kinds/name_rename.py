@@ -4,7 +4,9 @@ annotations, decorators and imports. ``new_name: null`` records that the name ha
 counterpart for the versions given, so no broader rename (``torch.cuda`` -> ...) touches it; it
 keeps its name and is reported with ``tip``. With ``only_existing: true`` a longer name under
 ``old_name`` moves only where torch_npu has its counterpart for the target version (the
-knowledge base's namespace facts); elsewhere it keeps its name and is reported.
+knowledge base's namespace facts); elsewhere it keeps its name and is reported. ``removed_in``
+marks a name the target torch removed (``torch._six``): kept, it is reported as removed, and it
+is no CUDA-only code (a CUDA test before it is still migrated).
 """
 
 from gpu2npu.rules.index import NameTarget
@@ -22,6 +24,7 @@ class NameRename(RuleKind):
         "new_name": Field(str, required=True, nullable=True, help="its NPU counterpart, or null for none"),
         "only_existing": Field(bool, default=False, help="names under it move only where torch_npu has them"),
         "tip": Field(str, default="", help="what to do where a name keeps its name"),
+        "removed_in": Field(str, default="", help="the torch release that removed old_name"),
     }
 
     def validate(self, fields):
@@ -29,7 +32,7 @@ class NameRename(RuleKind):
 
     def compile(self, rule, index):
         index.names[rule["old_name"]] = NameTarget(
-            rule["new_name"], rule.id, "name", rule["only_existing"], rule["tip"]
+            rule["new_name"], rule.id, "name", rule["only_existing"], rule["tip"], rule["removed_in"]
         )
 
     def trigger_words(self, rule):

@@ -1,0 +1,41 @@
+"""What of a file the rules keep as it is, decided on the stdlib ast before the rewrite pass:
+calls whose result is read where the NPU gives nothing usable (reads), the CUDA tests before
+CUDA-only code (guards, which count the kept calls as CUDA-only), and device strings compared
+with data (compared). The pass leaves each as it is and the reports list it."""
+
+from __future__ import annotations
+
+import ast
+from typing import FrozenSet, List, Optional
+
+from gpu2npu.rewrite.changes import Kept
+from gpu2npu.rewrite.compared import kept_compared_strings
+from gpu2npu.rewrite.guards import kept_guards
+from gpu2npu.rewrite.reads import kept_reads
+from gpu2npu.rules.index import RuleIndex
+from gpu2npu.source.imports import file_imports
+
+
+def file_kept(
+    data: bytes, tree: Optional[ast.AST], index: RuleIndex, cuda_modules: FrozenSet[str] = frozenset()
+) -> List[Kept]:
+    """Everything the rules keep in a file, after cheap tests on its bytes."""
+    if tree is None:
+        return []
+    imports = None
+    kept: List[Kept] = []
+    if any(_mentions(data, name) for name in index.kept_reads):
+        imports = file_imports(tree)
+        kept += kept_reads(tree, imports, index.kept_reads)
+    if any(_mentions(data, test) for test in index.guard_tests):
+        imports = imports if imports is not None else file_imports(tree)
+        calls = frozenset((k.line, k.key) for k in kept)
+        kept += kept_guards(tree, imports, index, cuda_modules, calls)
+    if index.compared_strings is not None and index.needs_rewrite(data):
+        imports = imports if imports is not None else file_imports(tree)
+        kept += kept_compared_strings(tree, imports, index.strings, index.compared_strings)
+    return sorted(kept)
+
+
+def _mentions(data: bytes, name: str) -> bool:
+    return name.rsplit(".", 1)[-1].encode() in data
