@@ -1,4 +1,5 @@
-"""Correct before complete, part 2 (``tests/projects/correct_part2``), through the installed CLI:
+"""Correct before complete, part 2, through the installed CLI, on a project made of
+``tests/projects/correct_part2`` and two fixtures (``loader.py``, ``capability.py``):
 
 * a device string compared with data (a checkpoint's ``ckpt['device_type'] == 'cuda'``, a parsed
   graph's ``str(node['value']).startswith('cuda')``, the environment) keeps its text and is
@@ -14,10 +15,15 @@
 
 import csv
 import json
+import shutil
 
-from helpers import REPO, run_cli
+import pytest
+from helpers import FIXTURES, REPO, run_cli
 
-PROJECT = REPO / "tests" / "projects" / "correct_part2"
+FIXTURE_FILES = {
+    "loader.py": FIXTURES / "compared_strings" / "data_comparisons.py",
+    "capability.py": FIXTURES / "kept_on_cuda" / "device_properties_major.py",
+}
 GUARD_TIP = (
     "kept on CUDA: the branch it selects runs only on CUDA (a CUDA-only library, the project's CUDA "
     "kernels, or a torch.cuda API without an NPU counterpart), so on NPU the other branch runs; port "
@@ -79,19 +85,28 @@ def is_name(x):
 """
 
 
+@pytest.fixture
+def project(tmp_path):
+    root = tmp_path / "correct_part2"
+    shutil.copytree(REPO / "tests" / "projects" / "correct_part2", root)
+    for name, fixture in FIXTURE_FILES.items():
+        shutil.copyfile(fixture, root / name)
+    return root
+
+
 def rows(path):
     with open(path, newline="", encoding="utf-8") as handle:
         return list(csv.reader(handle))
 
 
-def migrate(tmp_path, version="2.8.0"):
-    result = run_cli("migrate", "-i", PROJECT, "-o", tmp_path / "out", "-v", version, "-j", "1")
+def migrate(project, tmp_path, version="2.8.0"):
+    result = run_cli("migrate", "-i", project, "-o", tmp_path / "out", "-v", version, "-j", "1")
     assert result.returncode == 0, result.stderr
     return tmp_path / "out" / "correct_part2_msft"
 
 
-def test_kept_lines_are_reported_with_what_to_do(tmp_path):
-    tree = migrate(tmp_path)
+def test_kept_lines_are_reported_with_what_to_do(project, tmp_path):
+    tree = migrate(project, tmp_path)
     assert rows(tree / "transplant_result_file" / "unsupported_api.csv") == UNSUPPORTED_ROWS
     assert (tree / "legacy.py").read_text() == LEGACY_AFTER
     loader = (tree / "loader.py").read_text()
@@ -102,8 +117,8 @@ def test_kept_lines_are_reported_with_what_to_do(tmp_path):
     assert "return torch.npu.get_device_properties(i).total_memory / 2**30" in capability
 
 
-def test_verdicts_follow_every_kept_line_and_every_limit(tmp_path):
-    report = json.loads((migrate(tmp_path) / "transplant_result_file" / "report.json").read_text())
+def test_verdicts_follow_every_kept_line_and_every_limit(project, tmp_path):
+    report = json.loads((migrate(project, tmp_path) / "transplant_result_file" / "report.json").read_text())
     verdicts = {f["file"]: (f["status"], f["first_blocking_api"]) for f in report["files"]}
     assert verdicts == {
         "capability.py": ("needs manual work", "torch.cuda.is_available (line 5)"),
@@ -114,8 +129,8 @@ def test_verdicts_follow_every_kept_line_and_every_limit(tmp_path):
     }
 
 
-def test_check_shows_each_kept_line_with_its_severity(tmp_path):
-    result = run_cli("check", PROJECT, "-v", "2.8.0", "--format", "json")
+def test_check_shows_each_kept_line_with_its_severity(project):
+    result = run_cli("check", project, "-v", "2.8.0", "--format", "json")
     assert result.returncode == 1, result.stderr
     findings = json.loads(result.stdout)["findings"]
     kept = sorted(
@@ -136,15 +151,15 @@ def test_check_shows_each_kept_line_with_its_severity(tmp_path):
     ]
 
 
-def test_analyse_torch_apis_reports_the_removed_apis_too(tmp_path):
-    result = run_cli("analyse", "-i", PROJECT, "-o", tmp_path / "an", "-v", "2.8.0", "-m", "torch_apis")
+def test_analyse_torch_apis_reports_the_removed_apis_too(project, tmp_path):
+    result = run_cli("analyse", "-i", project, "-o", tmp_path / "an", "-v", "2.8.0", "-m", "torch_apis")
     assert result.returncode == 0, result.stderr
     analysed = rows(tmp_path / "an" / "correct_part2_analysis" / "unsupported_api.csv")
     assert analysed == UNSUPPORTED_ROWS
 
 
-def test_removed_apis_are_left_alone_for_a_torch_that_has_them(tmp_path):
-    tree = migrate(tmp_path, "1.11.0")
-    assert (tree / "legacy.py").read_bytes() == (PROJECT / "legacy.py").read_bytes()
+def test_removed_apis_are_left_alone_for_a_torch_that_has_them(project, tmp_path):
+    tree = migrate(project, tmp_path, "1.11.0")
+    assert (tree / "legacy.py").read_bytes() == (project / "legacy.py").read_bytes()
     reported = rows(tree / "transplant_result_file" / "unsupported_api.csv")
     assert not [row for row in reported if row[0] == "legacy.py"]
