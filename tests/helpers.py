@@ -67,7 +67,9 @@ def gpu2npu_command():
     return [found]
 
 
-def run_cli(*args, cwd=None, input_text=None, env=None, command=None) -> subprocess.CompletedProcess:
+def run_cli(
+    *args, cwd=None, input_text=None, env=None, command=None, timeout=300
+) -> subprocess.CompletedProcess:
     return subprocess.run(
         (command or gpu2npu_command()) + [str(a) for a in args],
         cwd=cwd,
@@ -76,7 +78,7 @@ def run_cli(*args, cwd=None, input_text=None, env=None, command=None) -> subproc
         stdin=None if input_text is not None else subprocess.DEVNULL,
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=timeout,
     )
 
 

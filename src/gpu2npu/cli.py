@@ -6,6 +6,7 @@ in skipped_files.csv); 2 a usage, input or rule-file error (one line on stderr).
 
 from __future__ import annotations
 
+import signal
 import sys
 import time
 from pathlib import Path
@@ -13,7 +14,7 @@ from pathlib import Path
 import click
 
 from gpu2npu import __version__
-from gpu2npu.errors import UserError
+from gpu2npu.errors import ESCAPE_BYTES, UserError
 from gpu2npu.modes import modes as analyse_modes
 from gpu2npu.options import OutputOptions, ProjectOptions
 from gpu2npu.versions import default_version, known_versions, resolve_version
@@ -23,6 +24,8 @@ class Gpu2NpuGroup(click.Group):
     """Turns UserError into one clear line and exit code 2; other errors are bugs."""
 
     def invoke(self, ctx):
+        _escape_unencodable_output()
+        signal.signal(signal.SIGTERM, _terminated)
         try:
             return super().invoke(ctx)
         except UserError as exc:
@@ -33,6 +36,9 @@ class Gpu2NpuGroup(click.Group):
         except KeyboardInterrupt:
             click.echo("gpu2npu: interrupted; nothing was written", err=True)
             sys.exit(130)
+        except Terminated:
+            click.echo("gpu2npu: terminated; nothing was written", err=True)
+            sys.exit(143)
         except Exception as exc:
             if ctx.params.get("debug"):
                 raise
@@ -41,6 +47,22 @@ class Gpu2NpuGroup(click.Group):
                 err=True,
             )
             sys.exit(1)
+
+
+class Terminated(BaseException):
+    """SIGTERM, raised where the program is, so that the temporary tree is removed on the way out."""
+
+
+def _terminated(signum, frame):
+    raise Terminated()
+
+
+def _escape_unencodable_output() -> None:
+    """A file name that is not valid UTF-8 is printed with its bytes escaped, never a crash."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors=ESCAPE_BYTES)
 
 
 @click.group(cls=Gpu2NpuGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 from gpu2npu import __version__
-from gpu2npu.errors import UserError
+from gpu2npu.errors import UserError, shown
 from gpu2npu.modes import (
     ANALYSIS_SUFFIX,
     API_FILES,
@@ -38,8 +38,7 @@ def run_analysis(request: AnalyseRequest, output: OutputOptions, mode_name: str)
             )
     options = request.options
     target = destination(options.input, output, ANALYSIS_SUFFIX)
-    tree = AtomicTree(target, replace=output.force)
-    try:
+    with AtomicTree.building(target, output.force) as tree:
         result: ModeResult = mode.run(request, tree)
         summary = {
             "tool": "gpu2npu",
@@ -56,10 +55,6 @@ def run_analysis(request: AnalyseRequest, output: OutputOptions, mode_name: str)
         }
         _write_new(tree, SUMMARY_FILE, json.dumps(summary, indent=2) + "\n")
         _write_new(tree, LOG_FILE, _log(summary, result))
-        tree.commit()
-    except BaseException:
-        tree.discard()
-        raise
     return target, summary, result
 
 
@@ -82,7 +77,7 @@ def _write_new(tree: AtomicTree, name: str, text: str) -> None:
     left one of that name (it refuses such projects up front)."""
     path = tree.path(name)
     assert not path.exists(), f"{name} written twice"
-    path.write_text(text, encoding="utf-8")
+    path.write_text(shown(text), encoding="utf-8")
 
 
 def _log(summary: dict, result: ModeResult) -> str:

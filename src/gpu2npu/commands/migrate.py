@@ -19,14 +19,9 @@ def run_migration(options: ProjectOptions, output: OutputOptions, diff: bool = F
     if diff:
         migrate_files(run, None)
         return run
-    tree = AtomicTree(target, replace=output.force)
-    try:
+    with AtomicTree.building(target, output.force) as tree:
         migrate_files(run, tree)
         write_reports(tree.path(REPORT_DIR), run)
-        tree.commit()
-    except BaseException:
-        tree.discard()
-        raise
     return run
 
 

@@ -6,9 +6,11 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Optional, Tuple
+from typing import Iterator, Optional, Tuple
 
+from gpu2npu.errors import output_error
 from gpu2npu.project.plan import COPY, DIRECTORY, LINK, Plan
 
 
@@ -19,6 +21,27 @@ class AtomicTree:
         final.parent.mkdir(parents=True, exist_ok=True)
         self.temp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent))
 
+    @classmethod
+    @contextmanager
+    def building(cls, final: Path, replace: bool) -> Iterator["AtomicTree"]:
+        """A tree to fill in the ``with`` block, put in place when the block ends; on any error
+        the temporary tree is removed, the old tree stays, and an OS error on the output
+        becomes one line for the user (output_error)."""
+        tree = None
+        try:
+            tree = cls(final, replace)
+            yield tree
+            tree.commit()
+        except BaseException as exc:
+            if tree is not None:
+                tree.discard()
+            if isinstance(exc, OSError):
+                where = str(exc.filename2 or exc.filename or final)
+                if tree is not None and where.startswith(str(tree.temp)):
+                    where = str(final) + where[len(str(tree.temp)) :]  # as the user will look for it
+                raise output_error(where, exc) from exc
+            raise
+
     def path(self, rel: str) -> Path:
         return self.temp / rel
 
@@ -28,7 +51,12 @@ class AtomicTree:
         if self.final.exists() or self.final.is_symlink():
             old = self.final.parent / f".{self.final.name}.old-{os.getpid()}"
             os.rename(self.final, old)
-        os.rename(self.temp, self.final)
+        try:
+            os.rename(self.temp, self.final)
+        except OSError:
+            if old is not None:
+                os.rename(old, self.final)  # the old tree back where it was
+            raise
         if old is not None:
             if old.is_dir() and not old.is_symlink():
                 shutil.rmtree(old)
@@ -76,9 +104,12 @@ def copy_other_entries(plan: Plan, tree: AtomicTree) -> Tuple[int, int]:
             make_link(entry.link_target, target)
             links += 1
         elif entry.kind == COPY:
+            source = plan.root / entry.rel
             try:
-                copy_file(plan.root / entry.rel, target)
+                copy_file(source, target)
                 copied += 1
             except OSError as exc:
+                if exc.filename != str(source) or exc.filename2 is not None:
+                    raise  # the output's fault (a copy that failed half-way names both files)
                 plan.notes.append((entry.rel, f"cannot be read ({exc.strerror}); not copied"))
     return copied, links

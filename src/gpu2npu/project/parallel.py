@@ -3,12 +3,17 @@ for small ones (a process pool costs more than it saves there), with the progres
 
 from __future__ import annotations
 
+import ctypes
+import signal
+import sys
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import Callable, List, Optional, Sequence, TypeVar
 
 from gpu2npu.project.progress import Progress
 
 IN_PROCESS_BELOW = 24  # fewer jobs than this: no pool
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 Job = TypeVar("Job")
 Result = TypeVar("Result")
@@ -22,9 +27,11 @@ def run_jobs(
     initializer: Optional[Callable] = None,
     initargs: tuple = (),
     meanwhile: Callable[[], None] = lambda: None,
+    crashed: Optional[Callable[[Job], Result]] = None,
 ) -> List[Result]:
     """``function`` over ``jobs`` (results in job order); ``initializer(*initargs)`` sets up each
-    process once; ``meanwhile`` runs in this process while the workers are busy."""
+    process once; ``meanwhile`` runs in this process while the workers are busy; ``crashed(job)``
+    is the result of a job whose worker died (without it, the run fails)."""
     progress = Progress(len(jobs), enabled=show_progress)
     results: List[Result] = []
     workers = min(workers, max(1, len(jobs)))
@@ -36,12 +43,83 @@ def run_jobs(
             results.append(function(job))
             progress.advance()
     else:
-        with ProcessPoolExecutor(workers, initializer=initializer, initargs=initargs) as pool:
-            chunk = max(1, min(16, len(jobs) // (workers * 8)))
-            pending = pool.map(function, jobs, chunksize=chunk)
+        pools = _Pools(function, workers, initializer, initargs, crashed)
+        results = pools.run(list(jobs), progress, meanwhile)
+    progress.finish()
+    return results
+
+
+class _Pools:
+    """Process pools over the jobs. A worker that dies (a signal, the memory killer) breaks its
+    pool: the jobs without a result then run in a fresh pool, and the first of them alone in a
+    pool of its own, so the job that kills its worker is found, costs ``crashed(job)`` and
+    nothing else."""
+
+    def __init__(self, function, workers: int, initializer, initargs: tuple, crashed):
+        self.function = function
+        self.workers = workers
+        self.initializer = initializer
+        self.initargs = initargs
+        self.crashed = crashed
+
+    def run(self, jobs: list, progress: Progress, meanwhile: Callable[[], None]) -> list:
+        results: list = []
+        alone = False  # after a break: run the next job by itself
+        while len(results) < len(jobs):
+            batch = jobs[len(results) : len(results) + 1] if alone else jobs[len(results) :]
+            done = self._map(batch, results, progress, meanwhile, 1 if alone else self.workers)
+            meanwhile = lambda: None  # noqa: E731 (it has run with the first pool)
+            if done < len(batch) and alone:
+                results.append(self.crashed(batch[0]))
+                progress.advance()
+            alone = done < len(batch) and not alone
+        return results
+
+    def _map(self, batch: list, results: list, progress: Progress, meanwhile, workers: int) -> int:
+        """Results of ``batch`` appended to ``results`` until the pool breaks; how many came."""
+        came = 0
+        pool = ProcessPoolExecutor(
+            workers, initializer=_start_worker, initargs=(self.initializer, self.initargs)
+        )
+        try:
+            chunk = max(1, min(16, len(batch) // (workers * 8)))
+            pending = pool.map(self.function, batch, chunksize=chunk)
             meanwhile()
             for result in pending:
                 results.append(result)
+                came += 1
                 progress.advance()
-    progress.finish()
-    return results
+        except BrokenProcessPool:
+            if self.crashed is None:
+                raise
+        except BaseException:  # interrupted, terminated: stop the workers now, not after the queue
+            pool.shutdown(wait=False, cancel_futures=True)
+            _stop(pool)
+            raise
+        pool.shutdown()
+        return came
+
+
+def _start_worker(initializer: Optional[Callable], initargs: tuple) -> None:
+    """In each worker: die with the parent (on Linux), then the caller's set-up."""
+    _die_with_parent()
+    if initializer is not None:
+        initializer(*initargs)
+
+
+def _die_with_parent() -> None:
+    """Ask Linux to kill this process when its parent dies, even by SIGKILL, so that no worker
+    is left running (prctl PR_SET_PDEATHSIG); elsewhere the pool's own checks stop it."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        pass
+
+
+def _stop(pool: ProcessPoolExecutor) -> None:
+    """Kill the workers of a pool being abandoned (the executor keeps them in ``_processes``)."""
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        process.kill()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from gpu2npu.errors import UserError
+from gpu2npu.errors import UserError, output_error
 from gpu2npu.options import OutputOptions
 
 
@@ -30,6 +30,13 @@ def destination(source: Path, output: OutputOptions, suffix: str, writes: bool =
     """Validate input and output; return the output project directory ``output/<name><suffix>``.
     ``writes`` False: nothing will be written (``--diff``), so an existing output is fine."""
     check_input(source)
+    try:
+        return _destination(source, output, suffix, writes)
+    except OSError as exc:  # a name too long, a loop of links in the output path, ...
+        raise output_error(exc.filename or output.directory, exc) from exc
+
+
+def _destination(source: Path, output: OutputOptions, suffix: str, writes: bool) -> Path:
     if output.directory.exists() and not output.directory.is_dir():
         raise UserError(
             f"output '{output.directory}' is not a directory", "pass a directory (it is created if missing)"

@@ -57,14 +57,11 @@ def _walk(plan: Plan, directory: Path, prefix: str) -> None:
         return
     for child in children:
         rel = prefix + child.name
-        if child.is_symlink():
+        if rel == REPORT_DIR:
+            plan.notes.append((rel, _report_dir_note(child)))
+        elif child.is_symlink():
             plan.entries.append(_link_entry(plan, child, rel))
         elif child.is_dir():
-            if rel == REPORT_DIR:
-                plan.notes.append(
-                    (rel, "reports of an earlier migration; not copied (new reports are written)")
-                )
-                continue
             plan.entries.append(Entry(rel, DIRECTORY))
             _walk(plan, Path(child.path), rel + "/")
         elif child.is_file():
@@ -75,11 +72,22 @@ def _walk(plan: Plan, directory: Path, prefix: str) -> None:
             plan.notes.append((rel, f"special file ({mode}); not copied"))
 
 
+def _report_dir_note(child: os.DirEntry) -> str:
+    """The output's report folder has this name: the input's entry of that name is left out
+    (never written through, if it is a link)."""
+    if child.is_dir(follow_symlinks=False):
+        return "reports of an earlier migration; not copied (new reports are written)"
+    kind = "a symbolic link" if child.is_symlink() else "a file"
+    return f"{kind} named like the report folder; not copied (the reports are written there)"
+
+
 def _link_entry(plan: Plan, child: os.DirEntry, rel: str) -> Entry:
     target = os.readlink(child.path)
-    resolved = Path(child.path).parent.joinpath(target).resolve()
     try:
+        resolved = Path(child.path).parent.joinpath(target).resolve(strict=False)
         resolved.relative_to(plan.root.resolve())
+    except RuntimeError:  # a loop of links
+        plan.notes.append((rel, f"symbolic link to {target}, a loop of links; recreated as a link"))
     except ValueError:
         plan.notes.append(
             (rel, f"symbolic link to {target}, outside the input; recreated as a link, not migrated")

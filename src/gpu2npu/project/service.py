@@ -117,7 +117,14 @@ def _process_python(
     setup = (run.index, run.scan.facts, context, rewrite)
     options = run.options
     results = run_jobs(
-        worker.process, jobs, options.workers, options.progress, worker.initialise, setup, meanwhile
+        worker.process,
+        jobs,
+        options.workers,
+        options.progress,
+        worker.initialise,
+        setup,
+        meanwhile,
+        crashed=worker.crashed,
     )
     return sorted(results, key=lambda r: r.rel)
 

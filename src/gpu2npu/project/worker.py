@@ -18,7 +18,7 @@ from gpu2npu.project.output import copy_file, write_file
 from gpu2npu.rewrite.changes import Change, Kept
 from gpu2npu.rewrite.engine import migrate_source
 from gpu2npu.rewrite.kept import file_kept
-from gpu2npu.source.parse import count_lines, parse_ast, unreadable_reason
+from gpu2npu.source.parse import allow_deep_syntax, count_lines, parse_ast, unreadable_reason
 
 _STATE = {}
 
@@ -43,6 +43,7 @@ class Job:
 
 
 def initialise(index, project, analysis=None, rewrite: bool = True) -> None:
+    allow_deep_syntax()
     _STATE["index"] = index
     _STATE["project"] = project
     _STATE["analysis"] = analysis
@@ -56,6 +57,14 @@ def process(job: Job) -> FileResult:
         if job.destination:
             copy_file(Path(job.source), Path(job.destination))
         return FileResult(job.rel, skipped=f"internal error ({type(exc).__name__}: {exc}); copied unchanged")
+
+
+def crashed(job: Job) -> FileResult:
+    """The result of a file whose worker process died on it (in the main process)."""
+    if job.destination:
+        copy_file(Path(job.source), Path(job.destination))
+    reason = "the worker process died on it (killed by a signal, or out of memory); copied unchanged"
+    return FileResult(job.rel, skipped=reason)
 
 
 def _process(job: Job) -> FileResult:

@@ -12,6 +12,8 @@ import io
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from gpu2npu.errors import shown
+
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "＝", "＋", "－", "＠")
 
 
@@ -31,5 +33,5 @@ def csv_text(header: Sequence[str], rows: Iterable[Sequence]) -> str:
 
 def write_csv(path: Path, header: Sequence[str], rows: Iterable[Sequence]) -> int:
     rows = list(rows)
-    path.write_text(csv_text(header, rows), encoding="utf-8")
+    path.write_text(shown(csv_text(header, rows)), encoding="utf-8")
     return len(rows)

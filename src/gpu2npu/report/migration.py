@@ -9,6 +9,7 @@ from typing import Dict, List
 
 from gpu2npu import __version__
 from gpu2npu.apis.judge import file_verdicts
+from gpu2npu.errors import shown
 from gpu2npu.report.api_reports import REPORT_COLUMNS, verdict_counts, write_api_reports
 from gpu2npu.report.csvfile import write_csv
 
@@ -73,7 +74,7 @@ def write_reports(directory: Path, run) -> None:
     (directory / JSON_FILE).write_text(
         json.dumps(report_json(run, changes, skipped, tables), indent=2) + "\n", encoding="utf-8"
     )
-    (directory / LOG_FILE).write_text(log_text(run, changes, skipped, tables), encoding="utf-8")
+    (directory / LOG_FILE).write_text(shown(log_text(run, changes, skipped, tables)), encoding="utf-8")
 
 
 def report_json(run, changes, skipped, tables) -> dict:

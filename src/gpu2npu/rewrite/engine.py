@@ -41,15 +41,24 @@ def migrate_source(
         # A tree the caller parsed already proves the file valid; else check it (it is still reported).
         reason = "" if tree is not None else unreadable_reason(data)
         return SourceResult(skipped=reason + COPIED if reason else "")
+    reason = "" if tree is not None else unreadable_reason(data)
+    if reason:  # checked before libcst sees the file: some files would crash its parser
+        return SourceResult(skipped=reason + COPIED)
     if text_path and not index.needs_tree(data):
         result = _insert_imports_as_text(data, index, tree)
         if result is not None:
             return _without_needless_imports(result, data, index, tree)
     try:
-        module = cst.parse_module(data)
+        return _rewrite(data, index, project or ProjectFacts(), path, tree)
     except PARSE_ERRORS as exc:
         return SourceResult(skipped=parse_failure(data, exc) + COPIED)
-    project = project or ProjectFacts()
+
+
+def _rewrite(
+    data: bytes, index, project: ProjectFacts, path: str, tree: Optional[ast.Module]
+) -> SourceResult:
+    """The libcst pass; a RecursionError of a tree walk is one of PARSE_ERRORS (too deep)."""
+    module = cst.parse_module(data)
     tree = tree if tree is not None else parse_ast(data)
     kept = file_kept(data, tree, index, project.cuda_modules_for(path))
     source = data.decode(module.encoding)

@@ -17,12 +17,21 @@ from gpu2npu.errors import RuleFileError
 from gpu2npu.rules.kind import RuleKind, kind_named, kinds
 from gpu2npu.rules.location import builtin_rules_dir
 from gpu2npu.rules.model import COMMON_FIELDS, DOTTED_NAME, Rule, RuleSet, check_type, type_name
+from gpu2npu.source.files import FileTooLarge, NotRegularFile, read_regular_file
 from gpu2npu.versions import parse_version_spec
 
 # libyaml's loader when PyYAML was built with it (about ten times faster), else pure Python.
 YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 # msFmkTransplt feature switches that mean "active in a plain migration".
 ACTIVE_SWITCHES = {"normal", "2.1.0"}
+MIB = 1024 * 1024
+# The largest built-in rule file is about 50 KiB; 8 MiB leaves room for generated rule files while
+# bounding the time and memory parsing one may take.
+MAX_RULE_FILE_BYTES = 8 * MIB
+# Rule files nest six levels (the file > rules > kind > entry > examples > example); 32 leaves room
+# and stays far below where the parsers run out of stack (the json parser's recursion limit,
+# libyaml's recursive composer).
+MAX_NESTING = 32
 
 
 def builtin_rule_files() -> List[Path]:
@@ -59,7 +68,7 @@ def load_rule_file(path: Path, id_prefix=None) -> RuleSet:
     unknown_top = set(data) - {"rules", "disable"}
     if unknown_top:
         raise RuleFileError(
-            path, "", f"unknown top-level key(s) {sorted(unknown_top)}; allowed: rules, disable"
+            path, "", f"unknown top-level key(s) {sorted(unknown_top, key=str)}; allowed: rules, disable"
         )
     rule_set = RuleSet(files=[str(path)])
     rule_set.disabled = set(_disabled_ids(path, data.get("disable", [])))
@@ -70,23 +79,112 @@ def load_rule_file(path: Path, id_prefix=None) -> RuleSet:
 
 
 def _read_structured(path: Path) -> Any:
+    text = _read_text(path)
+    if path.suffix.lower() == ".json":
+        return _parse_json(path, text)
+    return _parse_yaml(path, text)
+
+
+def _read_text(path: Path) -> str:
+    """The file's text, read only when it is a regular file of at most MAX_RULE_FILE_BYTES."""
     try:
-        text = path.read_text(encoding="utf-8")
+        data = read_regular_file(path, MAX_RULE_FILE_BYTES)
     except FileNotFoundError:
         raise RuleFileError(path, "", "file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except NotRegularFile as exc:
+        raise _refused(path, f"not a regular file but {exc.kind}", "pass a JSON or YAML rule file") from None
+    except FileTooLarge:
+        raise _refused(
+            path,
+            f"larger than {MAX_RULE_FILE_BYTES // MIB} MiB, the most a rule file may hold",
+            "split it into smaller rule files",
+        ) from None
+    except OSError as exc:
         raise RuleFileError(path, "", f"cannot read it ({exc})") from None
-    if path.suffix.lower() == ".json":
-        try:
-            return json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise RuleFileError(path, f"line {exc.lineno}", f"invalid JSON: {exc.msg}") from None
     try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise RuleFileError(path, "", f"cannot read it ({exc})") from None
+
+
+def _refused(path: Path, problem: str, todo: str) -> RuleFileError:
+    """A rule-file error whose remedy is not editing the file."""
+    error = RuleFileError(path, "", problem)
+    error.todo = todo
+    return error
+
+
+def _too_deep(path: Path, where: str = "") -> RuleFileError:
+    return RuleFileError(
+        path, where, f"nested deeper than {MAX_NESTING} levels, the most a rule file may nest"
+    )
+
+
+def _parse_json(path: Path, text: str) -> Any:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise RuleFileError(path, f"line {exc.lineno}", f"invalid JSON: {exc.msg}") from None
+    except RecursionError:  # the json parser counts its nesting against the recursion limit
+        raise _too_deep(path) from None
+    except ValueError as exc:  # a number with more digits than Python converts
+        raise RuleFileError(path, "", f"invalid JSON: {_first_clause(exc)}") from None
+    if _nesting(data) > MAX_NESTING:
+        raise _too_deep(path)
+    return data
+
+
+def _nesting(data: Any) -> int:
+    """How many lists and mappings deep ``data`` goes (walked without recursion); stops counting
+    once past MAX_NESTING."""
+    deepest, pending = 0, [(data, 1)]
+    while pending and deepest <= MAX_NESTING:
+        value, depth = pending.pop()
+        children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else None
+        if children is not None:
+            deepest = max(deepest, depth)
+            pending.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def _parse_yaml(path: Path, text: str) -> Any:
+    try:
+        _check_yaml_events(path, text)
         return yaml.load(text, Loader=YAML_LOADER)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark else ""
         raise RuleFileError(path, where, f"invalid YAML: {getattr(exc, 'problem', exc)}") from None
+    except ValueError as exc:  # a number with more digits than Python converts, a date like 2020-13-01
+        raise RuleFileError(path, "", f"invalid YAML: {_first_clause(exc)}") from None
+
+
+def _first_clause(exc: Exception) -> str:
+    # Python's own advice after the ';' (sys.set_int_max_str_digits) is no use to a rule author.
+    return str(exc).split(";")[0]
+
+
+def _check_yaml_events(path: Path, text: str) -> None:
+    """Refuse deep nesting and aliases before building anything: libyaml's composer recurses
+    (a few thousand levels crash the interpreter), and aliases of aliases expand exponentially."""
+    depth = 0
+    for event in yaml.parse(text, Loader=YAML_LOADER):
+        if isinstance(event, yaml.AliasEvent):
+            raise RuleFileError(
+                path,
+                _yaml_line(event),
+                "YAML aliases (*name) are not allowed in rule files (write each value out)",
+            )
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_NESTING:
+                raise _too_deep(path, _yaml_line(event))
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+
+
+def _yaml_line(event) -> str:
+    return f"line {event.start_mark.line + 1}" if event.start_mark else ""
 
 
 def _disabled_ids(path: Path, value: Any) -> List[str]:
@@ -99,10 +197,10 @@ def _load_kind(path: Path, kind_name: str, entries: Any, id_prefix) -> List[Rule
     kind = kind_named(kind_name)
     if kind is None:
         raise RuleFileError(
-            path, f"rules.{kind_name}", f"unknown rule kind; allowed: {', '.join(sorted(kinds()))}"
+            path, f"rules.{_shown(kind_name)}", f"unknown rule kind; allowed: {', '.join(sorted(kinds()))}"
         )
     if not isinstance(entries, list):
-        raise RuleFileError(path, f"rules.{kind_name}", "must be a list of rule entries")
+        raise RuleFileError(path, f"rules.{_shown(kind_name)}", "must be a list of rule entries")
     rules = []
     for position, entry in enumerate(entries):
         where = f"rules.{kind_name}[{position}]"
@@ -112,13 +210,25 @@ def _load_kind(path: Path, kind_name: str, entries: Any, id_prefix) -> List[Rule
     return rules
 
 
+def _shown(value: Any) -> str:
+    """A key of the file as a message shows it: as written, or escaped when it would break the
+    one-line message (a line break, a control character)."""
+    text = str(value)
+    return text if text.isprintable() else repr(text)
+
+
+def _quoted(value: Any) -> str:
+    text = str(value)
+    return f"'{text}'" if text.isprintable() else repr(text)
+
+
 def _load_entry(path: Path, where: str, kind: RuleKind, entry: Any, id_prefix):
     if not isinstance(entry, dict):
         raise RuleFileError(path, where, "each entry must be a mapping of fields")
     allowed = {**COMMON_FIELDS, **kind.fields}
     for name in entry:
         if name not in allowed:
-            raise RuleFileError(path, where, f"unknown field '{name}'; allowed: {', '.join(allowed)}")
+            raise RuleFileError(path, where, f"unknown field {_quoted(name)}; allowed: {', '.join(allowed)}")
     fields: Dict[str, Any] = {}
     for name, spec in kind.fields.items():
         fields[name] = _field_value(path, where, name, spec, entry)
@@ -133,6 +243,8 @@ def _load_entry(path: Path, where: str, kind: RuleKind, entry: Any, id_prefix):
         if id_prefix is None:
             raise RuleFileError(path, where, "built-in rules need an 'id'")
         rule_id = f"{id_prefix}:{where[len('rules.') :]}"
+    elif not str(rule_id).isprintable():  # ids go into one-line messages and the CSV reports
+        raise RuleFileError(path, f"{where}.id", f"must be printable text on one line, not {str(rule_id)!r}")
     try:
         versions = parse_version_spec(entry.get("versions", "all"))
     except ValueError as exc:

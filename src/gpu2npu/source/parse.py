@@ -2,35 +2,75 @@
 
 A migration copies such files unchanged and an analysis lists them; both say why in the same
 words, which do not depend on the Python version running the tool.
+
+Limits, so that no file can take the process down: brackets nested deeper than Python's own
+limit (200) never reach libcst (whose native parser would overflow the C stack on them); a
+syntax tree deeper than MAX_DEPTH levels (real code stays under 60) is not rewritten; the
+recursion limit is raised to RECURSION_LIMIT so that the tree walks of libcst and of our
+readers get through MAX_DEPTH levels of any kind of node.
 """
 
 from __future__ import annotations
 
 import ast
+import sys
 from typing import Optional
 
 import libcst as cst
 
-PARSE_ERRORS = (cst.ParserSyntaxError, UnicodeDecodeError, LookupError, SyntaxError)
+PARSE_ERRORS = (
+    cst.ParserSyntaxError,
+    UnicodeDecodeError,
+    LookupError,
+    SyntaxError,
+    RecursionError,
+    MemoryError,
+)
 COPIED = "; copied unchanged"  # what a migration does with a file it cannot parse
+MAX_DEPTH = 500  # levels of the syntax tree
+RECURSION_LIMIT = 10_000
+TOO_DEEP = f"nesting deeper than {MAX_DEPTH} levels, the limit of gpu2npu"
+TOO_MANY_BRACKETS = "brackets nested deeper than 200 levels, the limit of Python's parser"
+
+
+def allow_deep_syntax() -> None:
+    """Let the tree walks get through MAX_DEPTH levels (Python functions calling each other
+    use no C stack from Python 3.11 on, so a higher limit is safe)."""
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), RECURSION_LIMIT))
 
 
 def parse_ast(data: bytes) -> Optional[ast.Module]:
     """The file's stdlib syntax tree, or None (shared by every consumer of a file, so a file is
-    parsed by ast at most once)."""
+    parsed by ast at most once); None too for a tree deeper than MAX_DEPTH."""
     try:
-        return ast.parse(data)
-    except (SyntaxError, ValueError):
+        tree = ast.parse(data)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
+    return tree if syntax_depth(tree) <= MAX_DEPTH else None
+
+
+def syntax_depth(tree: ast.AST, stop: int = MAX_DEPTH + 1) -> int:
+    """Levels of ``tree`` (without recursion), counted up to ``stop``."""
+    deepest, pending = 0, [(tree, 1)]
+    while pending and deepest < stop:
+        node, depth = pending.pop()
+        deepest = max(deepest, depth)
+        pending.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    return deepest
 
 
 def unreadable_reason(data: bytes) -> str:
-    """Why a file is not valid Python 3 ('' when it is). The stdlib compiler answers quickly;
-    libcst decides when this Python is older than the file's syntax."""
+    """Why a file is not valid Python 3 or too deep to rewrite ('' when it is fine). The stdlib
+    compiler answers quickly; libcst decides when this Python is older than the file's syntax."""
     try:
-        compile(data, "<file>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
-        return ""
-    except (SyntaxError, ValueError, UnicodeDecodeError):
+        tree = compile(data, "<file>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+        return TOO_DEEP if syntax_depth(tree) > MAX_DEPTH else ""
+    except SyntaxError as exc:
+        if "too many nested parentheses" in str(exc):
+            return TOO_MANY_BRACKETS  # never handed to libcst, whose parser would crash on it
+    except (RecursionError, MemoryError):
+        return TOO_DEEP
+    except (ValueError, UnicodeDecodeError):
         pass
     try:
         cst.parse_module(data)
@@ -43,6 +83,8 @@ def parse_failure(data: bytes, exc: Exception) -> str:
     """The reason libcst's error gives, in words that are the same on every Python version."""
     if isinstance(exc, cst.ParserSyntaxError):
         return f"cannot be parsed as Python 3 ({_syntax_problem(data, exc)})"
+    if isinstance(exc, (RecursionError, MemoryError)):
+        return TOO_DEEP
     return f"cannot be decoded ({exc})"
 
 

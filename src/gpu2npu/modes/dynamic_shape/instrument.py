@@ -41,7 +41,7 @@ from gpu2npu.source.imports import file_imports, qualify
 from gpu2npu.source.lines import NewlineCounter
 from gpu2npu.source.modules import is_script
 from gpu2npu.source.names import dotted, dotted_name
-from gpu2npu.source.parse import COPIED, PARSE_ERRORS, unreadable_reason
+from gpu2npu.source.parse import COPIED, PARSE_ERRORS, parse_ast, unreadable_reason
 
 BUILTINS = frozenset(dir(builtins))
 LOGGER_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical"})
@@ -87,10 +87,12 @@ class FileFacts:
 
 
 def instrument_source(data: bytes, path: str = "<file>") -> Instrumented:
+    tree = parse_ast(data)  # first: a file libcst's parser cannot take never reaches it
     try:
-        tree = ast.parse(data)
+        if tree is None:
+            raise SyntaxError("not parsed")
         module = cst.parse_module(data)
-    except (ValueError, *PARSE_ERRORS):
+    except PARSE_ERRORS:
         return Instrumented(skipped=f"{unreadable_reason(data) or 'cannot be parsed as Python 3'}{COPIED}")
     facts = _file_facts(tree, data.decode(module.encoding).lstrip("\ufeff"))
     transformer = CallInstrumenter(module, facts)

@@ -4,14 +4,19 @@
 ``y.to(non_blocking=True)`` was mangled); ``arg_keyword`` names a keyword argument. ``arg_new``
 is the new source text, in which ``replace_device_int`` stands for the old argument; an empty
 ``arg_new`` deletes the argument. A ``white_list`` regex found (case-insensitively) in the
-argument's source leaves it alone. A keyword argument stays a keyword argument.
+argument's source leaves it alone; a search that runs past WHITE_LIST_TIMEOUT_S (a pattern that
+backtracks without end, such as ``(a|aa)+$``) leaves it alone too. A keyword argument stays a
+keyword argument.
 """
 
 from __future__ import annotations
 
-import re
+import ast
+import functools
+from typing import Optional
 
 import libcst as cst
+import regex
 
 from gpu2npu.rules.kinds._common import (
     CallArgumentKind,
@@ -23,6 +28,9 @@ from gpu2npu.rules.model import Field
 from gpu2npu.source.arguments import delete_argument, replace_value
 
 PLACEHOLDER = "replace_device_int"
+# A white_list search of an argument's text (a few dozen characters) takes microseconds; one still
+# running after 0.1 s is backtracking without end, and a file may hold many calls to search.
+WHITE_LIST_TIMEOUT_S = 0.1
 
 
 class ArgsModify(CallArgumentKind):
@@ -39,17 +47,9 @@ class ArgsModify(CallArgumentKind):
         problem = super().validate(fields)
         if problem:
             return problem
-        if fields["arg_new"]:
-            try:
-                cst.parse_expression(fields["arg_new"].replace(PLACEHOLDER, "x"))
-            except cst.ParserSyntaxError:
-                return f"'arg_new' is not a Python expression: {fields['arg_new']!r}"
-        for pattern in fields["white_list"]:
-            try:
-                re.compile(str(pattern))
-            except re.error as exc:
-                return f"white_list pattern {pattern!r} is not a valid regex ({exc})"
-        return None
+        if fields["arg_new"] and not _is_expression(fields["arg_new"].replace(PLACEHOLDER, "x")):
+            return f"'arg_new' is not a Python expression: {fields['arg_new']!r}"
+        return _white_list_problem(fields["white_list"])
 
     def trigger_words(self, rule):
         name = rule["func_name"]
@@ -61,7 +61,7 @@ class ArgsModify(CallArgumentKind):
 
     def edit(self, rule, call: cst.Call, position: int, ctx) -> cst.Call:
         old_code = ctx.code(call.args[position].value)
-        if any(re.search(str(pattern), old_code, re.IGNORECASE) for pattern in rule["white_list"]):
+        if kept_by_white_list(rule["white_list"], old_code):
             return call
         where = argument_label(call.args[position], rule)
         if rule["arg_new"] == "":
@@ -72,3 +72,43 @@ class ArgsModify(CallArgumentKind):
             return call
         ctx.record("MODIFY", f"change the arg {where} of function {rule['func_name']} to {new_code}", rule.id)
         return replace_value(call, position, cst.parse_expression(new_code))
+
+
+def _is_expression(text: str) -> bool:
+    """Whether both parsers read ``text`` as an expression. CPython's goes first: it refuses deep
+    nesting with an error, where libcst's runs out of stack and kills the interpreter (a few
+    thousand parentheses)."""
+    try:
+        ast.parse(text, mode="eval")
+        cst.parse_expression(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError, cst.ParserSyntaxError):
+        return False
+    return True
+
+
+def _white_list_problem(patterns) -> Optional[str]:
+    """The first white_list pattern that does not compile, as a problem message."""
+    for pattern in patterns:
+        try:
+            white_list_regex(str(pattern))
+        except regex.error as exc:
+            return f"white_list pattern {pattern!r} is not a valid regex ({exc})"
+    return None
+
+
+def kept_by_white_list(patterns, old_code: str) -> bool:
+    """Whether a white_list pattern is found in the argument's source. A search that times out
+    counts as found: an argument a pattern cannot decide in time is kept, never rewritten."""
+    for pattern in patterns:
+        try:
+            if white_list_regex(str(pattern)).search(old_code, timeout=WHITE_LIST_TIMEOUT_S):
+                return True
+        except TimeoutError:
+            return True
+    return False
+
+
+@functools.lru_cache(maxsize=256)
+def white_list_regex(pattern: str) -> regex.Pattern:
+    # The regex package, unlike re, can stop a search after a timeout.
+    return regex.compile(pattern, regex.IGNORECASE)

@@ -51,6 +51,12 @@ class DeviceArg(CallArgumentKind):
         "device_type": Field(str, default="npu", help="device type an int index is turned into"),
     }
 
+    def validate(self, fields):
+        # written into a string literal: a name only (a quote would let a rule file write code)
+        if not fields["device_type"].isidentifier():
+            return f"'device_type' must be a device type name such as npu, not {fields['device_type']!r}"
+        return super().validate(fields)
+
     def triggers(self, rule):
         """Regexes a file must match for this rule to possibly fire in it (plain words would send
         most model files to libcst)."""

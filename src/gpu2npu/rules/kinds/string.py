@@ -10,9 +10,14 @@
 * ``substring``: anywhere in the literal.
 
 Docstrings and other bare string statements are prose and never touched; neither are bytes.
+``str_old`` and ``str_new`` are plain text: they are written between a literal's quotes, so a
+quote, a backslash, a brace or a control character in them could end the literal and run code
+(``x' + code + '``), start an escape or open an f-string placeholder; validation refuses them.
 """
 
 from __future__ import annotations
+
+import re
 
 from gpu2npu.rules.index import STRING_MATCHES, StringTarget
 from gpu2npu.rules.kind import RuleKind
@@ -33,7 +38,7 @@ class ReplaceString(RuleKind):
             return f"'match' must be one of {', '.join(STRING_MATCHES)}, not {fields['match']!r}"
         if not fields["str_old"]:
             return "'str_old' must not be empty"
-        return None
+        return _plain_text_problem(fields)
 
     def compile(self, rule, index):
         old, new = rule["str_old"], rule["str_new"]
@@ -49,6 +54,22 @@ class ReplaceString(RuleKind):
 
     def subject(self, rule):
         return f'"{rule["str_old"]}"'
+
+
+# What a rule string may not hold: quotes, backslashes, braces, control characters (line breaks).
+NOT_PLAIN_TEXT = re.compile(r"[\'\"\\{}\x00-\x1f\x7f-\x9f]")
+
+
+def _plain_text_problem(fields):
+    """A problem message naming the first field and character that is not plain text, or None."""
+    for key in ("str_old", "str_new"):
+        found = NOT_PLAIN_TEXT.search(fields[key])
+        if found:
+            return (
+                f"'{key}' holds {found.group()!r}, but rule strings are plain text "
+                "(no quotes, backslashes, braces or control characters)"
+            )
+    return None
 
 
 def match_mode(fields) -> str:

@@ -1,0 +1,270 @@
+"""Hostile input through the installed CLI: file names that are not UTF-8, links named like the
+report folder or in a loop, and files nested too deeply for a parser. Every command ends with a
+normal exit code, reports what it did with such a path, and leaves the input as it was."""
+
+import csv
+import hashlib
+import os
+import signal
+import subprocess
+import time
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
+
+import pytest
+from helpers import gpu2npu_command, run_cli
+
+from gpu2npu.project.parallel import run_jobs
+from gpu2npu.source.parse import MAX_DEPTH
+
+CUDA_FILE = b"import torch\nx = torch.zeros(1).cuda()\n"
+BAD_NAME = os.fsdecode(b"b\xff.py")  # not UTF-8: held as a surrogate escape
+TIMEOUT = 60
+
+
+def cli(*args):
+    return run_cli(*args, timeout=TIMEOUT)
+
+
+def tree_hash(root: Path) -> str:
+    """Names, link targets and contents of everything under root (links not followed)."""
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*"), key=lambda p: os.fsencode(str(p))):
+        digest.update(os.fsencode(str(path.relative_to(root))))
+        if path.is_symlink():
+            digest.update(b"->" + os.fsencode(os.readlink(path)))
+        elif path.is_file():
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def skipped_rows(tree: Path):
+    with open(tree / "transplant_result_file" / "skipped_files.csv", newline="", encoding="utf-8") as handle:
+        return list(csv.reader(handle))[1:]
+
+
+@pytest.fixture
+def hostile(tmp_path):
+    """A project with a non-UTF-8 name, a loop of links, a link named like the report folder
+    (pointing at a folder outside the input), and files nested beyond the limits."""
+    root = tmp_path / "proj"
+    (root / "sub").mkdir(parents=True)
+    (root / "a.py").write_bytes(CUDA_FILE)
+    (root / BAD_NAME).write_bytes(CUDA_FILE)
+    os.symlink("l2", root / "sub" / "l1")
+    os.symlink("l1", root / "sub" / "l2")
+    (tmp_path / "elsewhere").mkdir()
+    os.symlink("../elsewhere", root / "transplant_result_file")
+    (root / "brackets.py").write_text(
+        "import torch\nx = " + "[" * 300 + "]" * 300 + "\ny = torch.zeros(1).cuda()\n"
+    )
+    (root / "chain.py").write_text("import torch\nx = 1" + "+1" * 2000 + "\ny = torch.zeros(1).cuda()\n")
+    return root
+
+
+EXPECTED_NOTES = [
+    ["brackets.py", "brackets nested deeper than 200 levels, the limit of Python's parser; copied unchanged"],
+    ["chain.py", f"nesting deeper than {MAX_DEPTH} levels, the limit of gpu2npu; copied unchanged"],
+    ["sub/l1", "symbolic link to l2, a loop of links; recreated as a link"],
+    ["sub/l2", "symbolic link to l1, a loop of links; recreated as a link"],
+    [
+        "transplant_result_file",
+        "a symbolic link named like the report folder; not copied (the reports are written there)",
+    ],
+]
+
+
+def test_migrate_reports_each_hostile_path_and_changes_nothing_of_the_input(hostile, tmp_path):
+    before = tree_hash(hostile)
+    result = cli("migrate", "-i", hostile, "-o", tmp_path / "out", "-v", "2.8.0")
+    assert result.returncode == 0, result.stderr
+    assert tree_hash(hostile) == before
+    assert list((tmp_path / "elsewhere").iterdir()) == []  # where the link named like the reports points
+    out = tmp_path / "out" / "proj_msft"
+    assert sorted(skipped_rows(out)) == EXPECTED_NOTES
+    assert (out / BAD_NAME).read_bytes() == CUDA_FILE.replace(b"\nx", b"\nimport torch_npu\nx").replace(
+        b"cuda()", b"npu()"
+    )
+    assert (out / "brackets.py").read_bytes() == (hostile / "brackets.py").read_bytes()
+    assert os.readlink(out / "sub" / "l1") == "l2"
+    assert (out / "transplant_result_file").is_dir() and not (out / "transplant_result_file").is_symlink()
+    changes = (out / "transplant_result_file" / "change_list.csv").read_text(encoding="utf-8")
+    assert "b\\xff.py,2,2,MODIFY,change function cuda to npu,G2N003" in changes
+
+
+def test_check_and_analyse_get_through_the_same_tree(hostile, tmp_path):
+    before = tree_hash(hostile)
+    check = cli("check", hostile, "-v", "2.8.0")
+    assert check.returncode == 0, check.stderr
+    assert "b\\xff.py\n  1:1  note  convertible" in check.stdout
+    for mode in ("torch_apis", "affinity_apis", "dynamic_shape", "third_party"):
+        result = cli("analyse", "-i", hostile, "-o", tmp_path / mode, "-m", mode, "-v", "2.8.0")
+        assert result.returncode == 0, (mode, result.stderr)
+    assert tree_hash(hostile) == before
+    assert list((tmp_path / "elsewhere").iterdir()) == []
+
+
+def test_a_file_deep_enough_to_crash_a_parser_is_reported_not_fatal(tmp_path):
+    """5000 nested brackets crash libcst's native parser (SIGSEGV) if it ever sees them."""
+    project = tmp_path / "deep"
+    project.mkdir()
+    (project / "deep.py").write_text(
+        "x = " + "[" * 5000 + "]" * 5000 + "\nimport torch\ny = torch.zeros(1).cuda()\n"
+    )
+    result = cli("migrate", "-i", project / "deep.py", "-o", tmp_path / "out", "-v", "2.8.0")
+    assert result.returncode == 0, result.stderr
+    rows = skipped_rows(tmp_path / "out" / "deep_msft")
+    assert rows == [
+        ["deep.py", "brackets nested deeper than 200 levels, the limit of Python's parser; copied unchanged"]
+    ]
+
+
+def double_or_die(job: int) -> int:
+    if job == 7:
+        os.kill(os.getpid(), signal.SIGKILL)  # a worker killed on this job (a crash, the memory killer)
+    return job * 2
+
+
+def test_a_dead_worker_costs_its_job_only():
+    results = run_jobs(double_or_die, list(range(40)), 2, False, crashed=lambda job: ("died", job))
+    assert results == [job * 2 if job != 7 else ("died", 7) for job in range(40)]
+
+
+def test_without_a_crash_result_a_dead_worker_fails_the_run():
+    with pytest.raises(BrokenProcessPool):
+        run_jobs(double_or_die, list(range(40)), 2, False)
+
+
+# -- output faults: one line, exit 2, no partial tree, the old tree kept ----------------------------
+
+TODO = "check that the output folder can be created and written and that the disk has room"
+
+
+@pytest.fixture
+def small(tmp_path):
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "a.py").write_bytes(CUDA_FILE)
+    (root / "data.bin").write_bytes(b"x" * 300_000)
+    return root
+
+
+@pytest.mark.parametrize("command", ["migrate", "analyse"])
+def test_an_output_under_a_file_is_one_line(small, tmp_path, command):
+    (tmp_path / "afile").write_text("")
+    before = tree_hash(small)
+    extra = ["-m", "torch_apis"] if command == "analyse" else []
+    result = cli(command, "-i", small, "-o", tmp_path / "afile" / "sub", "-v", "2.8.0", *extra)
+    assert result.returncode == 2
+    assert result.stderr.splitlines()[-1] == (
+        f"gpu2npu: error: cannot write the output '{tmp_path / 'afile' / 'sub'}' (Not a directory); {TODO}"
+    )
+    assert tree_hash(small) == before
+
+
+def test_an_output_name_too_long_is_one_line(small, tmp_path):
+    result = cli("migrate", "-i", small, "-o", tmp_path / ("n" * 300), "-v", "2.8.0")
+    assert result.returncode == 2
+    last = result.stderr.splitlines()[-1]
+    assert last.startswith("gpu2npu: error: cannot write the output ") and last.endswith(
+        f"(File name too long); {TODO}"
+    )
+
+
+def limit_file_size():
+    """Files may not grow past 100 kB (as on a full disk, a write fails half-way)."""
+    import resource
+
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (100_000, 100_000))
+
+
+def test_a_write_failing_half_way_leaves_no_partial_tree_and_keeps_the_old_one(small, tmp_path):
+    out = tmp_path / "out"
+    assert cli("migrate", "-i", small, "-o", out, "-v", "2.8.0").returncode == 0
+    old = tree_hash(out)
+    command = gpu2npu_command() + ["migrate", "-i", str(small), "-o", str(out), "-v", "2.8.0", "--force"]
+    result = subprocess.run(
+        command, preexec_fn=limit_file_size, capture_output=True, text=True, timeout=TIMEOUT
+    )
+    assert result.returncode == 2
+    assert result.stderr.splitlines()[-1] == (
+        f"gpu2npu: error: cannot write the output '{out / 'proj_msft' / 'data.bin'}' (File too large); {TODO}"
+    )
+    assert tree_hash(out) == old  # the earlier tree, whole; no temporary folder beside it
+    assert sorted(p.name for p in out.iterdir()) == ["proj_msft"]
+
+
+# -- signals: the workers die with the run, no temporary folder stays ------------------------------
+
+
+def children(pid: int):
+    """Processes whose parent is ``pid`` (from /proc)."""
+    found = []
+    for stat_file in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat_file.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat_file.parent.name))
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def wait_for(condition, seconds: float = 20.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.fixture
+def busy_project(tmp_path):
+    """Enough files for a pool of workers and a run that lasts a few seconds."""
+    root = tmp_path / "busy"
+    root.mkdir()
+    body = CUDA_FILE + b"".join(b"y%d = torch.ones(%d).cuda()\n" % (i, i) for i in range(400))
+    for number in range(300):
+        (root / f"m{number}.py").write_bytes(body)
+    return root
+
+
+def start_migration(project: Path, out: Path) -> subprocess.Popen:
+    command = gpu2npu_command() + ["migrate", "-i", str(project), "-o", str(out), "-v", "2.8.0", "-j", "2"]
+    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads processes from /proc")
+@pytest.mark.parametrize("sent,code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_a_signal_stops_the_workers_and_removes_the_temporary_tree(busy_project, tmp_path, sent, code):
+    out = tmp_path / "out"
+    run = start_migration(busy_project, out)
+    assert wait_for(lambda: len(children(run.pid)) >= 2), "no workers started"
+    workers = children(run.pid)
+    run.send_signal(sent)
+    _, stderr = run.communicate(timeout=TIMEOUT)
+    assert run.returncode == code, stderr
+    word = "terminated" if sent == signal.SIGTERM else "interrupted"
+    assert stderr.splitlines()[-1] == f"gpu2npu: {word}; nothing was written"
+    assert wait_for(lambda: not any(alive(pid) for pid in workers))
+    assert list(out.iterdir()) == []
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads processes from /proc")
+def test_workers_die_when_the_run_is_killed(busy_project, tmp_path):
+    run = start_migration(busy_project, tmp_path / "out")
+    assert wait_for(lambda: len(children(run.pid)) >= 2), "no workers started"
+    workers = children(run.pid)
+    run.kill()
+    run.communicate(timeout=TIMEOUT)
+    assert wait_for(lambda: not any(alive(pid) for pid in workers)), "orphaned workers"
