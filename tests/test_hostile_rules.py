@@ -167,7 +167,20 @@ def deep_arg_new(tmp_path):  # libcst's parser would crash the interpreter on it
     arg_new = "(" * 5000 + "1" + ")" * 5000
     entry = {"func_name": "mylib.launch", "arg_idx": 0, "arg_new": arg_new}
     path = write(tmp_path / "rules" / "parens.json", json.dumps({"rules": {"ArgsModifyRule": [entry]}}))
-    return path, f"rules.ArgsModifyRule[0]: 'arg_new' is not a Python expression: {arg_new!r}", FIX
+    shown = f"{arg_new!r}"[:60] + f"... ({len(arg_new) + 2} characters)"
+    return path, f"rules.ArgsModifyRule[0]: 'arg_new' is not a Python expression: {shown}", FIX
+
+
+def deep_keyword_value(tmp_path):  # parsed at validation, never in the middle of a run
+    value = "(" * 5000 + "1" + ")" * 5000
+    entry = {"func_name": "mylib.launch", "old_keyword": "a", "new_keyword": "b", "default_value": value}
+    path = write(tmp_path / "rules" / "keyword.json", json.dumps({"rules": {"KeywordRenameRule": [entry]}}))
+    shown = f"{value!r}"[:60] + f"... ({len(value) + 2} characters)"
+    return (
+        path,
+        f"rules.KeywordRenameRule[0]: 'default_value' holds {shown}, which is not a Python expression",
+        FIX,
+    )
 
 
 def builtin_kinds() -> list:
@@ -202,6 +215,7 @@ HOSTILE = [
     device_type_injection,
     bad_white_list,
     deep_arg_new,
+    deep_keyword_value,
     line_break_in_kind,
     line_break_in_id,
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import keyword as python_keywords
 import re
 from typing import Optional
@@ -26,6 +27,24 @@ def check_names(**names: str):
         if not all(is_identifier(part) for part in value.split(".")):
             return f"'{field}' must be a dotted Python name such as torch.cuda.synchronize, not {value!r}"
     return None
+
+
+def is_expression(text: str) -> bool:
+    """Whether both parsers read ``text`` as an expression. CPython's goes first: it refuses deep
+    nesting with an error, where libcst's runs out of stack and kills the interpreter (a few
+    thousand parentheses)."""
+    try:
+        ast.parse(text, mode="eval")
+        cst.parse_expression(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError, cst.ParserSyntaxError):
+        return False
+    return True
+
+
+def shortened(value) -> str:
+    """``repr(value)``, cut to fit an error line."""
+    text = repr(value)
+    return text if len(text) <= 80 else f"{text[:60]}... ({len(text)} characters)"
 
 
 def listed_names(field: str, values: list) -> dict:

@@ -11,7 +11,6 @@ keyword argument.
 
 from __future__ import annotations
 
-import ast
 import functools
 from typing import Optional
 
@@ -22,7 +21,9 @@ from gpu2npu.rules.kinds._common import (
     CallArgumentKind,
     argument_label,
     argument_place,
+    is_expression,
     name_trigger,
+    shortened,
 )
 from gpu2npu.rules.model import Field
 from gpu2npu.source.arguments import delete_argument, replace_value
@@ -47,8 +48,8 @@ class ArgsModify(CallArgumentKind):
         problem = super().validate(fields)
         if problem:
             return problem
-        if fields["arg_new"] and not _is_expression(fields["arg_new"].replace(PLACEHOLDER, "x")):
-            return f"'arg_new' is not a Python expression: {fields['arg_new']!r}"
+        if fields["arg_new"] and not is_expression(fields["arg_new"].replace(PLACEHOLDER, "x")):
+            return f"'arg_new' is not a Python expression: {shortened(fields['arg_new'])}"
         return _white_list_problem(fields["white_list"])
 
     def trigger_words(self, rule):
@@ -72,18 +73,6 @@ class ArgsModify(CallArgumentKind):
             return call
         ctx.record("MODIFY", f"change the arg {where} of function {rule['func_name']} to {new_code}", rule.id)
         return replace_value(call, position, cst.parse_expression(new_code))
-
-
-def _is_expression(text: str) -> bool:
-    """Whether both parsers read ``text`` as an expression. CPython's goes first: it refuses deep
-    nesting with an error, where libcst's runs out of stack and kills the interpreter (a few
-    thousand parentheses)."""
-    try:
-        ast.parse(text, mode="eval")
-        cst.parse_expression(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError, cst.ParserSyntaxError):
-        return False
-    return True
 
 
 def _white_list_problem(patterns) -> Optional[str]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import libcst as cst
 
 from gpu2npu.rules.kind import RuleKind
-from gpu2npu.rules.kinds._common import call_key, check_names, is_identifier
+from gpu2npu.rules.kinds._common import call_key, check_names, is_expression, is_identifier, shortened
 from gpu2npu.rules.model import Field
 from gpu2npu.source.arguments import delete_argument, keyword_index
 
@@ -33,7 +33,7 @@ class KeywordRename(RuleKind):
         for key in ("old_keyword", "new_keyword"):
             if not is_identifier(fields[key]):
                 return f"'{key}' must be a plain name, not {fields[key]!r}"
-        return None
+        return _values_problem(fields)
 
     def compile(self, rule, index):
         index.add_call_edit(call_key(rule["func_name"]), rule, self.apply)
@@ -74,3 +74,14 @@ class KeywordRename(RuleKind):
         args = list(call.args)
         args[position] = arg.with_changes(keyword=cst.Name(rule["new_keyword"]), value=new_value)
         return call.with_changes(args=args)
+
+
+def _values_problem(fields):
+    """Values are Python source: each must parse as an expression here, not in the middle of a run."""
+    sources = [("value_map", value) for value in (fields["value_map"] or {}).values() if value is not None]
+    if fields["default_value"]:
+        sources.append(("default_value", fields["default_value"].replace("{value}", "x")))
+    for field, source in sources:
+        if not isinstance(source, str) or not is_expression(source):
+            return f"'{field}' holds {shortened(source)}, which is not a Python expression"
+    return None
