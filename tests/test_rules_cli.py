@@ -77,6 +77,15 @@ def test_validate_accepts_the_reference_json_shape(tmp_path):
         ),
         ('{"rules": [1, 2]}', "the top level must be a mapping with a 'rules' mapping of rule kinds"),
         (
+            '{"rules": {"FuncNameModifyRule": '
+            '[{"old_name": "a.b", "new_name": "c.d", "feature_switch": [[1]]}]}}',
+            "rules.FuncNameModifyRule[0]: 'feature_switch' must be a list of mode names such as normal",
+        ),
+        (
+            '{"rules": {"FuncNameModifyRule": [{"old_name": "a.b", "new_name": "c.d", "note": [1]}]}}',
+            "rules.FuncNameModifyRule[0].note: must be a string, not [1]",
+        ),
+        (
             '{"rules": {"KeepReadRule": [{"call": "torch.cuda.x", "reads": "major", "tip": "t"}]}}',
             "rules.KeepReadRule[0].reads: must be a list, not 'major'",
         ),

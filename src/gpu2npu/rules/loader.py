@@ -232,7 +232,12 @@ def _load_entry(path: Path, where: str, kind: RuleKind, entry: Any, id_prefix):
     fields: Dict[str, Any] = {}
     for name, spec in kind.fields.items():
         fields[name] = _field_value(path, where, name, spec, entry)
+    for name in ("note", "feature_switch"):  # common fields of a plain type: checked like the kind's
+        if name in entry:
+            _field_value(path, where, name, COMMON_FIELDS[name], entry)
     switches = entry.get("feature_switch")
+    if switches is not None and not all(isinstance(switch, str) for switch in switches):
+        raise RuleFileError(path, where, "'feature_switch' must be a list of mode names such as normal")
     if switches is not None and not (set(switches) & ACTIVE_SWITCHES):
         return None  # an msFmkTransplt entry for another mode (-s, distributed)
     problem = kind.validate(fields)
