@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Iterable, List, Optional
 
 from gpu2npu.commands.check.findings import Finding
-from gpu2npu.errors import UserError
+from gpu2npu.errors import UserError, shown
 from gpu2npu.source.files import FileTooLarge, NotRegularFile, read_regular_file
 
 FORMAT_VERSION = 1
@@ -49,9 +49,18 @@ def write_baseline(path: Path, findings: Iterable[Finding]) -> None:
             }
         )
     data = {"tool": "gpu2npu", "baseline_version": FORMAT_VERSION, "findings": entries}
+    _write_whole(path, shown(json.dumps(data, indent=2) + "\n"))
+
+
+def _write_whole(path: Path, text: str) -> None:
+    """Write beside the baseline, then rename over it: a full disk or an interruption leaves the
+    old baseline, never half of a new one."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+        temporary.write_text(text, encoding="utf-8")
+        os.replace(temporary, path)
     except OSError as exc:
+        temporary.unlink(missing_ok=True)
         raise _unwritable(path, _reason(exc)) from None
 
 
