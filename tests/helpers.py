@@ -67,6 +67,16 @@ def gpu2npu_command():
     return [found]
 
 
+def as_unprivileged_user():
+    """A command prefix under which file permissions apply: none for a normal user; for root, a
+    user namespace without mappings (root there owns nothing here). None when that is refused."""
+    if os.geteuid() != 0:
+        return ()
+    unshare = shutil.which("unshare")
+    probe = unshare and subprocess.run([unshare, "-U", "true"], capture_output=True, timeout=60)
+    return (unshare, "-U") if probe and probe.returncode == 0 else None
+
+
 def run_cli(
     *args, cwd=None, input_text=None, env=None, command=None, timeout=300
 ) -> subprocess.CompletedProcess:

@@ -69,7 +69,7 @@ def test_bad_api_file_existing_output_and_unknown_mode_are_usage_errors(tmp_path
     assert (bad.returncode, bad.stderr) == (
         2,
         "gpu2npu: error: -api file 'bad.csv' has no '3rd-party API' column; "
-        "pass a full_unsupported_results.csv\n",
+        "pass the full_unsupported_results.csv of a third_party analysis\n",
     )
     assert not (tmp_path / "out" / "proj_analysis").exists()
     assert run_cli("analyse", "-i", "proj", "-o", "out", "-v", "2.8", cwd=tmp_path).returncode == 0

@@ -3,13 +3,12 @@ a traceback or a written file."""
 
 import hashlib
 import os
-import shutil
 import subprocess
 import tempfile
 from pathlib import Path
 
 import pytest
-from helpers import gpu2npu_command, tree_files, write
+from helpers import as_unprivileged_user, gpu2npu_command, tree_files, write
 
 UNSUPPORTED = "import torch\n\nmodel = torch.nn.DataParallel(net)\n"
 RECREATE = "recreate it with --update-baseline"
@@ -193,19 +192,9 @@ def test_a_path_the_system_refuses(project, args, line):
     assert_refused(project, f"baseline '{args[1]}' {line}", *args)
 
 
-def _as_unprivileged_user():
-    """A command prefix under which file permissions apply: none for a normal user; for root, a
-    user namespace without mappings (root there owns nothing here). None when that is refused."""
-    if os.geteuid() != 0:
-        return ()
-    unshare = shutil.which("unshare")
-    probe = unshare and subprocess.run([unshare, "-U", "true"], capture_output=True, timeout=TIMEOUT)
-    return (unshare, "-U") if probe and probe.returncode == 0 else None
-
-
 @pytest.mark.skipif(not hasattr(os, "geteuid"), reason="POSIX permissions")
 def test_a_baseline_in_a_read_only_folder(project):
-    prefix = _as_unprivileged_user()
+    prefix = as_unprivileged_user()
     if prefix is None:
         pytest.skip("running as root without user namespaces: permissions do not apply")
     # pytest's temporary folders are private to their owner; the unprivileged user must read the project.

@@ -4,15 +4,17 @@ normal exit code, reports what it did with such a path, and leaves the input as 
 
 import csv
 import hashlib
+import json
 import os
 import signal
 import subprocess
+import tempfile
 import time
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 import pytest
-from helpers import gpu2npu_command, run_cli
+from helpers import as_unprivileged_user, gpu2npu_command, run_cli
 
 from gpu2npu.project.parallel import run_jobs
 from gpu2npu.source.parse import MAX_DEPTH
@@ -97,6 +99,15 @@ def test_check_and_analyse_get_through_the_same_tree(hostile, tmp_path):
     check = cli("check", hostile, "-v", "2.8.0")
     assert check.returncode == 0, check.stderr
     assert "b\\xff.py\n  1:1  note  convertible" in check.stdout
+    # the files too deep to parse are findings, not silence: a gate must not pass what it never read
+    unchecked = [line for line in check.stdout.splitlines() if "[not-checked]" in line]
+    assert unchecked == [
+        f"  1:1  warning  unchecked  not checked: {reason.replace('; copied unchanged', '')}; "
+        "fix the file or exclude it (--exclude)  [not-checked]"
+        for name, reason in EXPECTED_NOTES
+        if name.endswith(".py")
+    ]
+    assert cli("check", hostile, "-v", "2.8.0", "--fail-on", "unknown").returncode == 1
     for mode in ("torch_apis", "affinity_apis", "dynamic_shape", "third_party"):
         result = cli("analyse", "-i", hostile, "-o", tmp_path / mode, "-m", mode, "-v", "2.8.0")
         assert result.returncode == 0, (mode, result.stderr)
@@ -268,3 +279,144 @@ def test_workers_die_when_the_run_is_killed(busy_project, tmp_path):
     run.kill()
     run.communicate(timeout=TIMEOUT)
     assert wait_for(lambda: not any(alive(pid) for pid in workers)), "orphaned workers"
+
+
+# -- a worker that dies costs its file, in every command that has workers ---------------------------
+
+KILLER = Path(__file__).parent / "killer"  # its sitecustomize kills the worker on GPU2NPU_TEST_KILL
+
+
+@pytest.fixture
+def pool_sized(tmp_path):
+    """Enough files for a pool of workers (gpu2npu.project.parallel.IN_PROCESS_BELOW)."""
+    root = tmp_path / "pool"
+    root.mkdir()
+    for number in range(30):
+        (root / f"m{number}.py").write_bytes(CUDA_FILE + b"y = torch.npu_format_cast\n")
+    return root
+
+
+def cli_killing_a_worker_on(victim: str, *args):
+    env = dict(os.environ, PYTHONPATH=str(KILLER), GPU2NPU_TEST_KILL=victim)
+    return run_cli(*args, "-j", "2", env=env, timeout=TIMEOUT)
+
+
+DIED = "the worker process died on it (killed by a signal, or out of memory)"
+
+
+def test_migrate_copies_and_reports_the_file_a_worker_died_on(pool_sized, tmp_path):
+    before = tree_hash(pool_sized)
+    result = cli_killing_a_worker_on(
+        "m7.py", "migrate", "-i", pool_sized, "-o", tmp_path / "out", "-v", "2.8.0"
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""  # no traceback from the workers the broken pool stopped
+    tree = tmp_path / "out" / "pool_msft"
+    assert skipped_rows(tree) == [["m7.py", f"{DIED}; copied unchanged"]]
+    assert (tree / "m7.py").read_bytes() == (pool_sized / "m7.py").read_bytes()
+    assert b"torch_npu" in (tree / "m8.py").read_bytes()  # the run went on after the crash
+    assert tree_hash(pool_sized) == before
+
+
+@pytest.mark.parametrize(
+    "mode,reason",
+    [
+        ("torch_apis", DIED),
+        ("affinity_apis", f"{DIED}; not analysed"),
+        ("dynamic_shape", f"{DIED}; copied unchanged"),
+    ],
+)
+def test_analyse_reports_the_file_a_worker_died_on(pool_sized, tmp_path, mode, reason):
+    before = tree_hash(pool_sized)
+    out = tmp_path / mode
+    result = cli_killing_a_worker_on(
+        "m7.py", "analyse", "-i", pool_sized, "-o", out, "-m", mode, "-v", "2.8.0"
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+    log = (out / "pool_analysis" / "pytorch_analysis.txt").read_text(encoding="utf-8").splitlines()
+    assert f"m7.py: skipped: {reason}" in log
+    assert tree_hash(pool_sized) == before
+
+
+def test_check_reports_the_file_a_worker_died_on_as_unchecked(pool_sized, tmp_path):
+    result = cli_killing_a_worker_on(
+        "m7.py", "check", pool_sized, "-v", "2.8.0", "--format", "json", "--fail-on", "unknown"
+    )
+    assert result.returncode == 1, result.stderr
+    unchecked = [f for f in json.loads(result.stdout)["findings"] if f["category"] == "unchecked"]
+    assert [(f["file"], f["line"], f["severity"], f["rule"], f["message"]) for f in unchecked] == [
+        (
+            f"{os.path.relpath(pool_sized)}/m7.py",
+            1,
+            "warning",
+            "not-checked",
+            f"not checked: {DIED}; fix the file or exclude it (--exclude)",
+        )
+    ]
+
+
+# -- permissions: a folder the user may not write, a file the user may not read ----------------------
+
+
+@pytest.fixture
+def shared_folder():
+    """A folder every user may enter (pytest's are private to their owner): the project, an
+    unreadable file in it and a read-only folder for the output."""
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        root.chmod(0o777)
+        project = root / "proj"
+        project.mkdir(mode=0o755)
+        (project / "a.py").write_bytes(CUDA_FILE)
+        (project / "secret.py").write_bytes(CUDA_FILE)
+        (project / "secret.py").chmod(0o000)
+        (root / "ro").mkdir(mode=0o555)
+        try:
+            yield root
+        finally:
+            (root / "ro").chmod(0o755)
+            (project / "secret.py").chmod(0o644)
+
+
+def unprivileged_cli(cwd: Path, *args):
+    prefix = as_unprivileged_user()
+    if prefix is None:
+        pytest.skip("running as root without user namespaces: permissions do not apply")
+    return run_cli(*args, cwd=cwd, command=list(prefix) + gpu2npu_command(), timeout=TIMEOUT)
+
+
+@pytest.mark.parametrize(
+    "args,final",
+    [
+        (("migrate", "-i", "proj", "-o", "ro"), "proj_msft"),
+        (("analyse", "-i", "proj", "-o", "ro"), "proj_analysis"),
+    ],
+    ids=["migrate", "analyse"],
+)
+def test_an_output_folder_without_write_permission_is_one_line(shared_folder, args, final):
+    result = unprivileged_cli(shared_folder, *args, "-v", "2.8.0")
+    assert result.returncode == 2
+    where = shared_folder / "ro" / final
+    assert result.stderr.splitlines() == [
+        f"gpu2npu: error: cannot write the output '{where}' (Permission denied); {TODO}"
+    ]
+    assert list((shared_folder / "ro").iterdir()) == []
+
+
+def test_a_file_without_read_permission_is_reported_by_every_command(shared_folder):
+    migrated = unprivileged_cli(shared_folder, "migrate", "-i", "proj", "-o", "out", "-v", "2.8.0")
+    assert migrated.returncode == 0, migrated.stderr
+    assert skipped_rows(shared_folder / "out" / "proj_msft") == [
+        ["secret.py", "cannot be read (Permission denied); not copied"]
+    ]
+    analysed = unprivileged_cli(shared_folder, "analyse", "-i", "proj", "-o", "an", "-v", "2.8.0")
+    assert analysed.returncode == 0, analysed.stderr
+    log = (shared_folder / "an" / "proj_analysis" / "pytorch_analysis.txt").read_text(encoding="utf-8")
+    assert "secret.py: skipped: cannot be read (Permission denied)\n" in log
+    checked = unprivileged_cli(shared_folder, "check", "proj", "-v", "2.8.0", "--fail-on", "unknown")
+    assert checked.returncode == 1
+    assert (
+        "proj/secret.py\n  1:1  warning  unchecked  not checked: cannot be read (Permission denied); "
+        "fix the file or exclude it (--exclude)  [not-checked] (fails)\n" in checked.stdout
+    )

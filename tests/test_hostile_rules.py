@@ -46,11 +46,6 @@ def tree_hash(root: Path) -> str:
     return hashlib.sha256(repr(sorted(tree_files(root).items())).encode()).hexdigest()
 
 
-def written(out: Path) -> dict:
-    """The files a command wrote under ``out`` (analyse may leave an empty ``out`` folder)."""
-    return tree_files(out) if out.exists() else {}
-
-
 def nested(levels: int):
     """A list ``levels`` deep."""
     value: list = []
@@ -241,7 +236,7 @@ def test_a_hostile_rule_file_stops_the_run_with_one_line_and_writes_nothing(tmp_
     assert result.returncode == 2, result.stderr
     assert result.stderr.splitlines() == [f"gpu2npu: error: {rules}: {problem}; {todo}"]
     assert tree_hash(project) == before
-    assert written(tmp_path / "out") == {}
+    assert not (tmp_path / "out").exists()  # not even an empty folder
 
 
 def test_a_rule_file_at_the_limits_is_valid(tmp_path):
@@ -342,3 +337,62 @@ def test_an_injected_string_target_does_not_change_what_the_program_does():
     namespace: dict = {}
     exec(compile(migrated, "<migrated>", "exec"), namespace)
     assert namespace["value"] == "cuda"
+
+
+# -- -api files: the same reader, the same caps ---------------------------------------------------
+
+PASS_A_CSV = "pass the full_unsupported_results.csv of a third_party analysis"
+
+
+def api_fifo(folder: Path) -> tuple:
+    os.mkfifo(folder / "api.csv")
+    return folder / "api.csv", "is not a regular file but a FIFO"
+
+
+def api_dev_zero(folder: Path) -> tuple:
+    return Path("/dev/zero"), "is not a regular file but a character device"
+
+
+def api_too_large(folder: Path) -> tuple:
+    with open(folder / "api.csv", "wb") as handle:
+        handle.truncate(64 * 1024 * 1024 + 1)  # sparse: no disk used
+    return folder / "api.csv", "is larger than 64 MiB"
+
+
+def api_huge_cell(folder: Path) -> tuple:
+    write(folder / "api.csv", "3rd-party API\n" + "x" * 200_000 + "\n")
+    return folder / "api.csv", "is not a valid CSV file (field larger than field limit (131072))"
+
+
+def api_missing(folder: Path) -> tuple:
+    return folder / "none.csv", "does not exist"
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="POSIX files")
+@pytest.mark.parametrize(
+    "case",
+    [api_fifo, api_dev_zero, api_too_large, api_huge_cell, api_missing],
+    ids=lambda c: c.__name__,
+)
+def test_a_hostile_api_file_stops_the_analysis_with_one_line_and_writes_nothing(tmp_path, case):
+    api_file, problem = case(tmp_path)
+    project = write(tmp_path / "proj" / "train.py", PROGRAM).parent
+    before = tree_hash(project)
+    result = gpu2npu("analyse", "-i", project, "-o", tmp_path / "out", "-v", NEWEST, "-api", api_file)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.splitlines() == [f"gpu2npu: error: -api file '{api_file}' {problem}; {PASS_A_CSV}"]
+    assert tree_hash(project) == before
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_api_file_with_a_byte_order_mark_is_read(tmp_path):
+    """Spreadsheet programs save CSV files with one."""
+    api_file = tmp_path / "api.csv"
+    api_file.write_bytes("\ufeff3rd-party API\nmylib.launch\n".encode("utf-8"))
+    project = write(tmp_path / "proj" / "train.py", PROGRAM).parent
+    result = gpu2npu("analyse", "-i", project, "-o", tmp_path / "out", "-v", NEWEST, "-api", api_file)
+    assert result.returncode == 0, result.stderr
+    rows = (
+        (tmp_path / "out" / "proj_analysis" / "unsupported_api.csv").read_text(encoding="utf-8").splitlines()
+    )
+    assert [row.split(",")[:4] for row in rows[1:]] == [["train.py", "3", "3", "mylib.launch"]]

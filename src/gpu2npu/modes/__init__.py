@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Dict, FrozenSet, List, Optional, Tuple
 
 from gpu2npu.options import ProjectOptions
-from gpu2npu.source.parse import COPIED
+from gpu2npu.source.parse import reason_alone
 
 ANALYSIS_SUFFIX = "_analysis"
 LOG_FILE = "pytorch_analysis.txt"  # written by the analyse command into every analysis
@@ -56,8 +56,8 @@ class Mode:
 
 def not_analysed(results) -> List[Tuple[str, str]]:
     """(file, reason) for the files a migration-less pass could not read; nothing is copied
-    in an analysis, so the migration's "copied unchanged" is dropped."""
-    return [(r.rel, r.skipped.replace(COPIED, "")) for r in results if r.skipped]
+    in an analysis, so what the migration did with the file is dropped."""
+    return [(r.rel, reason_alone(r.skipped)) for r in results if r.skipped]
 
 
 _MODES: List[Mode] = []

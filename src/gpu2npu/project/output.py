@@ -8,7 +8,7 @@ import shutil
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, Optional, Tuple
+from typing import Iterator, List, Optional, Tuple
 
 from gpu2npu.errors import output_error
 from gpu2npu.project.plan import COPY, DIRECTORY, LINK, Plan
@@ -18,8 +18,13 @@ class AtomicTree:
     def __init__(self, final: Path, replace: bool):
         self.final = final
         self.replace = replace
-        final.parent.mkdir(parents=True, exist_ok=True)
-        self.temp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent))
+        self.created = _missing_folders(final.parent)  # removed again if the run fails
+        try:
+            final.parent.mkdir(parents=True, exist_ok=True)
+            self.temp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent))
+        except OSError:
+            self._remove_created()
+            raise
 
     @classmethod
     @contextmanager
@@ -36,14 +41,16 @@ class AtomicTree:
             if tree is not None:
                 tree.discard()
             if isinstance(exc, OSError):
-                where = str(exc.filename2 or exc.filename or final)
-                if tree is not None and where.startswith(str(tree.temp)):
-                    where = str(final) + where[len(str(tree.temp)) :]  # as the user will look for it
+                where = _as_the_user_knows_it(str(exc.filename2 or exc.filename or final), final)
                 raise output_error(where, exc) from exc
             raise
 
     def path(self, rel: str) -> Path:
         return self.temp / rel
+
+    @staticmethod
+    def temporary_prefix(final: Path) -> str:
+        return str(final.parent / f".{final.name}.")
 
     def commit(self) -> None:
         """Put the finished tree in place (replacing the old one only now, if asked to)."""
@@ -65,6 +72,33 @@ class AtomicTree:
 
     def discard(self) -> None:
         shutil.rmtree(self.temp, ignore_errors=True)
+        self._remove_created()
+
+    def _remove_created(self) -> None:
+        for folder in reversed(self.created):  # deepest first; one that holds anything else stays
+            try:
+                folder.rmdir()
+            except OSError:
+                break
+
+
+def _missing_folders(folder: Path) -> List[Path]:
+    """``folder`` and its ancestors that do not exist yet, outermost first."""
+    missing = []
+    while not (folder.exists() or folder.is_symlink()) and folder != folder.parent:
+        missing.append(folder)
+        folder = folder.parent
+    return missing[::-1]
+
+
+def _as_the_user_knows_it(where: str, final: Path) -> str:
+    """A path in the temporary tree (or the temporary tree itself) as its final path: the name
+    the user gave and will look for, not a random one that no longer exists."""
+    prefix = AtomicTree.temporary_prefix(final)
+    if not where.startswith(prefix):
+        return where
+    temp_name, _, rest = where[len(prefix) :].partition(os.sep)
+    return str(final / rest) if rest else str(final) if temp_name.endswith(".tmp") else where
 
 
 def copy_file(source: Path, destination: Path) -> None:

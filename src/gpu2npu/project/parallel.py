@@ -14,6 +14,7 @@ from gpu2npu.project.progress import Progress
 
 IN_PROCESS_BELOW = 24  # fewer jobs than this: no pool
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
+WORKER_DIED = "the worker process died on it (killed by a signal, or out of memory)"  # for crashed()
 
 Job = TypeVar("Job")
 Result = TypeVar("Result")
@@ -101,8 +102,12 @@ class _Pools:
 
 
 def _start_worker(initializer: Optional[Callable], initargs: tuple) -> None:
-    """In each worker: die with the parent (on Linux), then the caller's set-up."""
+    """In each worker: die with the parent (on Linux), leave SIGINT and SIGTERM to the parent
+    (it stops the workers; their inherited handlers would print a traceback each), then the
+    caller's set-up."""
     _die_with_parent()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     if initializer is not None:
         initializer(*initargs)
 

@@ -15,10 +15,18 @@ from typing import List, Optional
 from gpu2npu.apis.callsites import CallSite
 from gpu2npu.apis.context import analyse_source
 from gpu2npu.project.output import copy_file, write_file
+from gpu2npu.project.parallel import WORKER_DIED
 from gpu2npu.rewrite.changes import Change, Kept
 from gpu2npu.rewrite.engine import migrate_source
 from gpu2npu.rewrite.kept import file_kept
-from gpu2npu.source.parse import allow_deep_syntax, count_lines, parse_ast, unreadable_reason
+from gpu2npu.source.parse import (
+    COPIED,
+    NOT_COPIED,
+    allow_deep_syntax,
+    count_lines,
+    parse_ast,
+    unreadable_reason,
+)
 
 _STATE = {}
 
@@ -63,8 +71,7 @@ def crashed(job: Job) -> FileResult:
     """The result of a file whose worker process died on it (in the main process)."""
     if job.destination:
         copy_file(Path(job.source), Path(job.destination))
-    reason = "the worker process died on it (killed by a signal, or out of memory); copied unchanged"
-    return FileResult(job.rel, skipped=reason)
+    return FileResult(job.rel, skipped=WORKER_DIED + COPIED)
 
 
 def _process(job: Job) -> FileResult:
@@ -72,7 +79,7 @@ def _process(job: Job) -> FileResult:
     try:
         data = source.read_bytes()
     except OSError as exc:
-        return FileResult(job.rel, skipped=f"cannot be read ({exc.strerror}); not copied")
+        return FileResult(job.rel, skipped=f"cannot be read ({exc.strerror}){NOT_COPIED}")
     index, analysis = _STATE["index"], _STATE["analysis"]
     if not _STATE["rewrite"]:
         return _analyse_only(job.rel, data, analysis)

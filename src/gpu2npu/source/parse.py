@@ -27,6 +27,17 @@ PARSE_ERRORS = (
     MemoryError,
 )
 COPIED = "; copied unchanged"  # what a migration does with a file it cannot parse
+NOT_COPIED = "; not copied"  # ... and with one it cannot read
+
+
+def reason_alone(skipped: str) -> str:
+    """Why a file was skipped, without what the migration did with it (for reading-only runs)."""
+    for action in (COPIED, NOT_COPIED):
+        if skipped.endswith(action):
+            return skipped[: -len(action)]
+    return skipped
+
+
 MAX_DEPTH = 500  # levels of the syntax tree
 RECURSION_LIMIT = 10_000
 TOO_DEEP = f"nesting deeper than {MAX_DEPTH} levels, the limit of gpu2npu"

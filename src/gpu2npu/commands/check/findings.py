@@ -8,14 +8,16 @@ from dataclasses import dataclass
 from typing import List
 
 from gpu2npu.apis.judge import CUDA_OP
+from gpu2npu.source.parse import reason_alone
 
 # Categories and their rank (least to most severe); --fail-on names the lowest failing rank.
-RANK = {"convertible": 0, "limited": 1, "unknown": 1, "cuda-op": 2, "unsupported": 3}
+RANK = {"convertible": 0, "limited": 1, "unknown": 1, "unchecked": 1, "cuda-op": 2, "unsupported": 3}
 FAIL_ON = {"any": 0, "unknown": 1, "cuda-op": 2, "unsupported": 3}
 SEVERITY = {
     "convertible": "note",
     "limited": "warning",
     "unknown": "warning",
+    "unchecked": "warning",  # a file gpu2npu could not read or parse: nothing is known of it
     "cuda-op": "error",
     "unsupported": "error",
 }
@@ -59,6 +61,11 @@ def findings_of(run, source_lines) -> List[Finding]:
             _finding(row.file, row.start_line, row.column, category, rule, row.op, message, source_lines)
         )
     for result in run.results:
+        if result.skipped:
+            message = f"not checked: {reason_alone(result.skipped)}; fix the file or exclude it (--exclude)"
+            found.append(
+                _finding(result.rel, 1, 1, "unchecked", "not-checked", "not-checked", message, source_lines)
+            )
         for change in result.changes:
             message = f"not converted yet; gpu2npu migrate would {change.operation.lower()}: {change.message}"
             found.append(

@@ -26,7 +26,7 @@ from gpu2npu.modes.affinity_apis.match import (
 )
 from gpu2npu.options import ProjectOptions
 from gpu2npu.project.output import AtomicTree
-from gpu2npu.project.parallel import run_jobs
+from gpu2npu.project.parallel import WORKER_DIED, run_jobs
 from gpu2npu.project.plan import plan_input
 from gpu2npu.report.csvfile import write_csv
 from gpu2npu.source.modules import module_name, package_prefix
@@ -65,7 +65,9 @@ def scan_project(
     plan = plan_input(options.input)
     prefix = package_prefix(plan.root)
     jobs = [(e.rel, str(plan.root / e.rel)) for e in plan.python_largest_first()]
-    results = run_jobs(scan_file, jobs, options.workers, options.progress, _initialise, (index, prefix))
+    results = run_jobs(
+        scan_file, jobs, options.workers, options.progress, _initialise, (index, prefix), crashed=crashed
+    )
     results.sort(key=lambda r: r.rel)
     return [r.scan for r in results if r.scan is not None], [(r.rel, r.skipped) for r in results if r.skipped]
 
@@ -98,6 +100,11 @@ def scan_file(job: Tuple[str, str]) -> FileScan:
         Exception
     ) as exc:  # one odd file (say, nesting deeper than the recursion limit) must not stop the run
         return FileScan(rel, skipped=f"internal error ({type(exc).__name__}: {exc}); not analysed")
+
+
+def crashed(job: Tuple[str, str]) -> FileScan:
+    """The result of a file whose worker process died on it."""
+    return FileScan(job[0], skipped=f"{WORKER_DIED}; not analysed")
 
 
 def _fields(row: AffinityRow) -> list:

@@ -28,7 +28,7 @@ from gpu2npu.modes.dynamic_shape.runtime_package import (
     RUNTIME_PACKAGE,
 )
 from gpu2npu.project.output import AtomicTree, copy_file, copy_other_entries, make_directories, write_file
-from gpu2npu.project.parallel import run_jobs
+from gpu2npu.project.parallel import WORKER_DIED, run_jobs
 from gpu2npu.project.plan import Plan, plan_input
 
 RESERVED_NAMES = (RUNTIME_PACKAGE, LOG_FILE, SUMMARY_FILE)  # what the analysis adds to the copy's root
@@ -67,7 +67,8 @@ def refuse_reserved_names(root: Path) -> None:
 
 def _instrument_python_files(plan: Plan, tree: AtomicTree, workers: int, progress: bool) -> List[FileOutcome]:
     jobs = [(e.rel, str(plan.root / e.rel), str(tree.path(e.rel))) for e in plan.python_largest_first()]
-    return sorted(run_jobs(instrument_file, jobs, workers, progress), key=lambda o: o.rel)
+    outcomes = run_jobs(instrument_file, jobs, workers, progress, crashed=crashed)
+    return sorted(outcomes, key=lambda o: o.rel)
 
 
 def instrument_file(job: Tuple[str, str, str]) -> FileOutcome:
@@ -85,6 +86,13 @@ def instrument_file(job: Tuple[str, str, str]) -> FileOutcome:
     result.new_bytes = None  # written here, not sent back
     write_file(Path(source), Path(destination), new_bytes)
     return FileOutcome(rel, changed, result)
+
+
+def crashed(job: Tuple[str, str, str]) -> FileOutcome:
+    """The outcome of a file whose worker process died on it: the file is copied unchanged."""
+    rel, source, destination = job
+    write_file(Path(source), Path(destination), None)
+    return FileOutcome(rel, False, Instrumented(skipped=f"{WORKER_DIED}; copied unchanged"))
 
 
 def _install_runtime(tree: AtomicTree, added_lines: dict) -> None:
