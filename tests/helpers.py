@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import functools
 import os
 import shutil
@@ -11,8 +12,11 @@ import textwrap
 from pathlib import Path
 
 from gpu2npu.rewrite.engine import migrate_source
+from gpu2npu.rewrite.transformer import ProjectFacts
 from gpu2npu.rules.index import compile_index
 from gpu2npu.rules.loader import load_builtin_rules, load_rule_files
+from gpu2npu.source.modules import starts_a_program
+from gpu2npu.styles import style_named
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -34,8 +38,9 @@ REPORT_FILES = sorted(
 
 
 @functools.lru_cache(maxsize=None)
-def builtin_index(version: str = NEWEST):
-    return compile_index(load_builtin_rules(), version)
+def builtin_index(version: str = NEWEST, style: str = "full"):
+    chosen = style_named(style)
+    return compile_index(load_builtin_rules(chosen.rule_folders), version, switches=chosen.switches)
 
 
 def index_with(rule_files=(), version: str = NEWEST, disabled=()):
@@ -45,10 +50,13 @@ def index_with(rule_files=(), version: str = NEWEST, disabled=()):
 
 
 def migrate(code: str, version: str = NEWEST, index=None, dedent: bool = True) -> str:
-    """The migrated text of a snippet (the snippet itself when nothing changes)."""
+    """The migrated text of a snippet (the snippet itself when nothing changes); a snippet that
+    starts a program is the project's entry script."""
     if dedent:
         code = textwrap.dedent(code)
-    result = migrate_source(code.encode("utf-8"), index or builtin_index(version))
+    entry = frozenset({"<file>"}) if starts_a_program(ast.parse(code)) else frozenset()
+    project = ProjectFacts(entries=entry)
+    result = migrate_source(code.encode("utf-8"), index or builtin_index(version), project)
     assert not result.skipped, result.skipped
     return result.new_bytes.decode("utf-8") if result.new_bytes is not None else code
 

@@ -22,6 +22,7 @@ RANKS = {
     "report": 3,
     "rewrite": 4,
     "apis": 4,
+    "styles": 4,
     "rules": 5,
     "api_support": 6,
     "source": 7,

@@ -1,29 +1,45 @@
 """Every ``examples`` entry of every built-in rule runs as a test (the rule documents itself).
 
-An example is migrated with all built-in rules for the newest version the rule applies to.
+An example is migrated with all built-in rules of the first migration mode that has the rule,
+for the newest version the rule applies to; an example that starts a program is the entry script.
 """
 
 import pytest
 from helpers import builtin_index, migrate
 
 from gpu2npu.rules.loader import load_builtin_rules
+from gpu2npu.styles import styles
 from gpu2npu.versions import version_key
 
-RULES = [rule for rule in load_builtin_rules().rules if rule.examples]
+
+def rules_by_mode():
+    """(rule, mode name) for each built-in rule with examples, in the first mode that has it."""
+    seen = set()
+    for style in styles():
+        for rule in load_builtin_rules(style.rule_folders).rules:
+            if rule.examples and rule.id not in seen:
+                seen.add(rule.id)
+                yield rule, style.name
+
+
+RULES = list(rules_by_mode())
 CASES = [
-    (rule, number, before, after) for rule in RULES for number, (before, after) in enumerate(rule.examples)
+    (rule, mode, number, before, after)
+    for rule, mode in RULES
+    for number, (before, after) in enumerate(rule.examples)
 ]
 
 
-@pytest.mark.parametrize("rule,number,before,after", CASES, ids=[f"{c[0].id}-{c[1]}" for c in CASES])
-def test_rule_example(rule, number, before, after):
+@pytest.mark.parametrize("rule,mode,number,before,after", CASES, ids=[f"{c[0].id}-{c[2]}" for c in CASES])
+def test_rule_example(rule, mode, number, before, after):
     version = max(rule.versions, key=version_key)
-    assert rule.id in builtin_index(version).rules_by_id
-    assert migrate(before, version, dedent=False) == after
+    index = builtin_index(version, mode)
+    assert rule.id in index.rules_by_id
+    assert migrate(before, version, index=index, dedent=False) == after
 
 
 def test_examples_exist_for_every_hand_written_kind():
-    kinds_with_examples = {rule.kind for rule in RULES}
+    kinds_with_examples = {rule.kind for rule, _ in RULES}
     assert {
         "InsertImportRule",
         "RemoveImportRule",

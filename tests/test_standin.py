@@ -483,7 +483,7 @@ def test_other_npu_operators_raise_not_implemented_when_called():
     out = standin_python(
         """
         import torch_npu
-        import torch_npu.contrib.transfer_to_npu  # importable, a no-op
+        import torch_npu.contrib.transfer_to_npu  # importable with the operators
         operator = torch_npu.npu_moe_gating_top_k_softmax  # naming it is fine
         try:
             operator(None)
@@ -562,13 +562,29 @@ def losses(stdout: str):
     return [line for line in stdout.splitlines() if " loss " in line]
 
 
-@pytest.mark.parametrize("name", sorted(RUNNABLE))
-def test_migrated_program_prints_the_original_losses_under_the_standin(name, tmp_path):
+# The first line of the copy made with --mode auto: the unchanged CUDA code takes its CUDA path,
+# which transfer_to_npu redirects. Not here, for reasons the real patcher shares: fused_norm takes
+# its CUDA branch and imports apex's CUDA kernels (on an NPU only the full migration keeps the
+# guard), and resume reads get_device_properties(0).major, which NPU device properties do not have.
+AUTOMATIC_FIRST = {
+    "mnist": "device cuda",
+    "word_language_model": "cuda True devices 1",
+    "ddp": "backend nccl device type cuda world size 2",
+    "amp": "amp True scaler True device cuda",
+}
+MIGRATIONS = [(name, "full") for name in sorted(RUNNABLE)] + [
+    (name, "auto") for name in sorted(AUTOMATIC_FIRST)
+]
+
+
+@pytest.mark.parametrize("name,mode", MIGRATIONS)
+def test_migrated_program_prints_the_original_losses_under_the_standin(name, mode, tmp_path):
     require_torch()
     arguments, devices, original_first, migrated_first = RUNNABLE[name]
+    migrated_first = AUTOMATIC_FIRST[name] if mode == "auto" else migrated_first
     original = tmp_path / name
     shutil.copytree(PROGRAMS / name, original)
-    result = run_cli("migrate", "-i", original, "-o", tmp_path / "out", "-v", "2.8.0")
+    result = run_cli("migrate", "-i", original, "-o", tmp_path / "out", "-v", "2.8.0", "--mode", mode)
     assert result.returncode == 0, result.stderr
     migrated = tmp_path / "out" / f"{name}_msft"
     assert "import torch_npu\n" in (migrated / "main.py").read_text()
@@ -590,7 +606,7 @@ def test_migrated_program_prints_the_original_losses_under_the_standin(name, tmp
     _, without_standin = finish(runs[2], returncode=1)
 
     assert original_out.splitlines()[0] == original_first  # the original took its CPU fallback,
-    assert migrated_out.splitlines()[0] == migrated_first  # the migrated copy the NPU path
+    assert migrated_out.splitlines()[0] == migrated_first  # the migrated copy the NPU (or CUDA) path
     # Same CPU kernels in the same order, same random stream (the NPU's random state is
     # bookkeeping), GradScaler's power-of-two scaling is exact: every loss (and accuracy, checksum)
     # is equal to the last bit.
@@ -641,3 +657,98 @@ def test_without_the_kept_line_the_migrated_program_fails(case, tmp_path):
     )
     _, stderr = finish(run, returncode=1)
     assert stderr.splitlines()[-1] == error
+
+
+# -- automatic migration: torch_npu.contrib.transfer_to_npu ---------------------------------------
+
+
+def test_transfer_to_npu_answers_torch_cuda_with_the_emulated_npus():
+    query = """
+        import torch
+        from torch_npu.contrib import transfer_to_npu  # imports torch_npu itself
+        import torch_npu.contrib.transfer_to_npu  # again: harmless
+        print(torch.cuda.is_available(), torch.cuda.device_count())
+        """
+    assert standin_python(query, devices=1) == "True 1\n"
+    assert standin_python(query, devices=0) == "False 0\n"
+    out = standin_python(
+        """
+        import torch, torch_npu
+        from torch_npu.contrib import transfer_to_npu
+        from torch.cuda.amp import GradScaler, autocast
+        cuda = torch.cuda
+        assert (GradScaler, autocast) == (torch_npu.npu.amp.GradScaler, torch_npu.npu.amp.autocast)
+        assert cuda.amp.GradScaler is GradScaler and cuda.Stream is torch.npu.Stream
+        cuda.set_device('cuda:1')
+        assert cuda.current_device() == torch.npu.current_device() == 1
+        cuda.manual_seed_all(3); cuda.synchronize(); cuda.empty_cache()
+        assert cuda.initial_seed() == 3 and cuda.random.initial_seed() == 3
+        assert len(cuda.default_generators) == 2 and cuda.memory_allocated() == 0
+        assert cuda.get_device_name(0) == torch.npu.get_device_name(0)
+        print(cuda.get_device_properties(1).total_memory, cuda.Event(enable_timing=True).query())
+        """,
+        devices=2,
+    )
+    assert out == f"{64 * 1024**3} True\n"
+
+
+def test_cuda_devices_land_on_the_cpu_after_transfer_to_npu(tmp_path):
+    checkpoint = tmp_path / "weights.pt"
+    out = standin_python(
+        f"""
+        import torch, torch_npu
+        from torch_npu.contrib import transfer_to_npu
+        cpu = torch.device('cpu')
+        assert torch.device('cuda:1').type == 'cuda'  # the object stays; where it is passed, the CPU
+        tensors = [
+            torch.zeros(2, device='cuda'), torch.ones(2, device=torch.device('cuda', 1)),
+            torch.ones(2).to('cuda:1'), torch.ones(2).cuda(), torch.ones(2).cuda(1), torch.ones(2).to(1),
+        ]
+        assert all(t.device == cpu and t.is_cuda for t in tensors)
+        model = torch.nn.Linear(2, 2).cuda()
+        assert model.to('cuda:1') is model and model.weight.device == cpu
+        generator, same = torch.Generator(device='cuda').manual_seed(5), torch.Generator().manual_seed(5)
+        assert torch.equal(torch.rand(3, generator=generator), torch.rand(3, generator=same))
+        with torch.autocast('cuda', dtype=torch.float16), torch.amp.autocast(device_type='cuda'):
+            assert torch.is_autocast_enabled('npu') and (tensors[0] @ tensors[0]).dtype == torch.float32
+        assert torch.amp.GradScaler('cuda').is_enabled() and torch.amp.GradScaler().is_enabled()
+        # a checkpoint saved on CUDA: its storages are tagged 'cuda:0'
+        torch.serialization.register_package(1, lambda storage: 'cuda:0', lambda storage, location: None)
+        torch.save(model.state_dict(), {str(checkpoint)!r})
+        for where in (None, 'cuda', 'cuda:1', torch.device('cuda'), {{'cuda:0': 'cuda:1'}}):
+            state = torch.load({str(checkpoint)!r}, map_location=where)
+            assert all(torch.equal(state[k], v) for k, v in model.state_dict().items())
+        loader = torch.utils.data.DataLoader(torch.arange(4.0), batch_size=2, pin_memory=True)
+        assert [b.tolist() for b in loader] == [[0, 1], [2, 3]]
+        try:
+            torch.zeros(1, device='cuda:2')
+        except RuntimeError as error:
+            print(error)
+        """,
+        devices=2,
+    )
+    assert out.startswith("invalid NPU device index 2: the gpu2npu stand-in emulates 2 NPU(s)")
+
+
+def test_transfer_to_npu_disables_jit_script_runs_nccl_as_hccl_and_profiles_the_npu(tmp_path):
+    out = standin_python(
+        f"""
+        import torch, torch_npu
+        from torch_npu.contrib import transfer_to_npu
+        import torch.distributed as dist
+
+        def f(x):
+            return x + 1
+
+        assert torch.jit.script(f) is f and torch.jit.script_method(f) is f
+        assert dist.is_nccl_available() and torch.profiler.profile is torch_npu.profiler.profile
+        assert torch.profiler.ProfilerActivity.CUDA == torch.profiler.ProfilerActivity.NPU
+        dist.init_process_group('nccl', init_method='file://{tmp_path / "store"}', rank=0, world_size=1)
+        group = dist.new_group([0], backend=dist.Backend.NCCL)
+        total = torch.ones(1, device='cuda')
+        dist.all_reduce(total, group=group)
+        print(dist.get_backend(), dist.get_backend(group), total.item())
+        dist.destroy_process_group()
+        """
+    )
+    assert out == "hccl hccl 1.0\n"

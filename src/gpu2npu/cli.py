@@ -108,9 +108,40 @@ def force_option(suffix: str):
     return click.option("--force", is_flag=True, help=f"Replace an existing <name>{suffix} output.")
 
 
+def style_options(function):
+    """--mode and --entry, shared by migrate and check."""
+    from gpu2npu.styles import DEFAULT, styles
+
+    function = click.option(
+        "--entry",
+        "entries",
+        multiple=True,
+        type=click.Path(path_type=Path),
+        metavar="FILE",
+        help="--mode auto: the script that starts the training (default: found); repeat for several.",
+    )(function)
+    return click.option(
+        "--mode",
+        "style",
+        type=click.Choice([style.name for style in styles()]),
+        default=DEFAULT,
+        show_default=True,
+        help="; ".join(f"{style.name}: {style.help}" for style in styles()) + ".",
+    )(function)
+
+
 jobs_option = click.option(
     "-j", "--jobs", default=0, type=click.IntRange(min=0), help="Worker processes (default: all cores)."
 )
+
+
+def _entries_for(style: str, entries) -> tuple:
+    """--entry only means something to a mode that inserts into entry scripts."""
+    from gpu2npu.styles import style_named
+
+    if entries and not style_named(style).entry_scripts:
+        raise UserError(f"--entry is not used by --mode {style}", "drop --entry or use --mode auto")
+    return tuple(entries)
 
 
 def chosen_version(text, announce: bool = True) -> str:
@@ -135,10 +166,11 @@ def chosen_version(text, announce: bool = True) -> str:
     metavar="ID",
     help="Switch off a rule by id; repeat for several.",
 )
+@style_options
 @jobs_option
 @force_option("_msft")
 @click.option("--diff", is_flag=True, help="Write nothing; print a unified diff of every change.")
-def migrate(input_path, output_path, version, rule_files, disabled, jobs, force, diff):
+def migrate(input_path, output_path, version, rule_files, disabled, style, entries, jobs, force, diff):
     """Rewrite a CUDA training tree (or one file) into OUTPUT/<name>_msft/."""
     from gpu2npu.commands.migrate import print_diffs, run_migration
     from gpu2npu.report.summary import summary_table
@@ -150,6 +182,8 @@ def migrate(input_path, output_path, version, rule_files, disabled, jobs, force,
         disabled_rules=tuple(disabled),
         jobs=jobs,
         progress=sys.stderr.isatty(),
+        style=style,
+        entries=_entries_for(style, entries),
     )
     started = time.monotonic()
     run = run_migration(options, OutputOptions(output_path, force), diff)
@@ -235,8 +269,22 @@ def rules_explain(name, version, rule_files):
     metavar="GLOB",
     help="Skip paths matching GLOB; repeat for several.",
 )
+@style_options
 @jobs_option
-def check(paths, version, rule_files, fmt, output, fail_on, baseline, update_baseline, excludes, jobs):
+def check(
+    paths,
+    version,
+    rule_files,
+    fmt,
+    output,
+    fail_on,
+    baseline,
+    update_baseline,
+    excludes,
+    style,
+    entries,
+    jobs,
+):
     """Fail (exit 1) when PATHS hold code that will not run on Ascend NPU; read-only.
 
     Exit codes: 0 nothing at or above --fail-on beyond the baseline; 1 such findings;
@@ -257,6 +305,8 @@ def check(paths, version, rule_files, fmt, output, fail_on, baseline, update_bas
         excludes,
         jobs,
         progress=sys.stderr.isatty(),
+        style=style,
+        entries=_entries_for(style, entries),
     )
     report = render(fmt, result.findings, result.summary, result.failing)
     if output is not None:

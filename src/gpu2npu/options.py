@@ -18,6 +18,8 @@ class ProjectOptions:
     disabled_rules: Tuple[str, ...] = ()
     jobs: int = 0  # 0: one worker per core
     progress: bool = False
+    style: str = "full"  # the migration mode (gpu2npu.styles)
+    entries: Tuple[Path, ...] = ()  # entry scripts named with --entry (else found by the scan)
 
     @property
     def workers(self) -> int:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Dict, Iterator, List, Set, Tuple
+from typing import Dict, FrozenSet, Iterator, List, Set, Tuple
 
 from gpu2npu.apis import advice
 from gpu2npu.apis.context import ANALYSED_ROOTS, AnalysisContext
@@ -15,6 +15,7 @@ from gpu2npu.project.plan import COPY, PYTHON, Plan
 from gpu2npu.rewrite.facts import classes_defining
 from gpu2npu.rewrite.transformer import ProjectFacts
 from gpu2npu.rules.index import RuleIndex
+from gpu2npu.source.modules import MAIN_GUARD, program_start
 from gpu2npu.source.parse import parse_ast
 
 
@@ -25,14 +26,24 @@ class ProjectScan:
     extensions: List[Extension]
 
 
-def scan_project(plan: Plan, index: RuleIndex) -> ProjectScan:
+def scan_project(plan: Plan, index: RuleIndex, chosen_entries: FrozenSet[str] = frozenset()) -> ProjectScan:
+    """``chosen_entries``: the entry scripts the user named (--entry); without them, and only
+    when the rules insert into entry scripts, they are found here."""
     markers = {method: f"def {method}(".encode() for method in index.methods}
     defining: Dict[str, Set[str]] = {method: set() for method in index.methods}
     extensions: List[Extension] = []
     inline: List[CudaOp] = []
     imported: Set[str] = set()
+    imported_as_modules: Set[str] = set()
+    starting: Dict[str, bool] = {}  # files that start a program when run: guarded by __main__?
+    find_entries = bool(index.entry_imports) and not chosen_entries
     for rel, data in _python_sources(plan):
         imported |= _imported_module_names(data)
+        if find_entries:
+            imported_as_modules |= _imported_files(rel, data)
+            how = program_start(parse_ast(data)) if _may_start_a_program(data) else ""
+            if how:
+                starting[rel] = how == MAIN_GUARD
         wanted = [method for method, marker in markers.items() if marker in data]
         tree = parse_ast(data) if wanted else None
         for method in wanted if tree is not None else ():
@@ -47,9 +58,47 @@ def scan_project(plan: Plan, index: RuleIndex) -> ProjectScan:
     method_classes = {m: _with_subclasses(plan, m, found) for m, found in defining.items() if found}
     ops = sorted(ops + inline)
     facts = ProjectFacts(method_classes, *_cuda_modules(ops, extensions), frozenset(imported))
+    facts.entries = chosen_entries or _entry_scripts(starting, facts, imported_as_modules)
     return ProjectScan(facts, ops, extensions)
 
 
+def _entry_scripts(starting: Dict[str, bool], facts: ProjectFacts, imported_as_modules: Set[str]):
+    """The scripts that start a program and that no file imports. A ``__main__`` guard says so
+    itself: only an import of the module (``import train``, ``from train import x``) overrules
+    it; a module-level ``main()`` call or top-level script must not even share its name with a
+    name another file imports (``from utils import train`` may mean a module)."""
+    return frozenset(
+        rel
+        for rel, guarded in starting.items()
+        if not (rel in imported_as_modules if guarded else facts.module_imported(rel))
+    )
+
+
+def _may_start_a_program(data: bytes) -> bool:
+    return (
+        b"__main__" in data or b"main()" in data or b"parse_args(" in data or _LOOP.search(data) is not None
+    )
+
+
+def _imported_files(rel: str, data: bytes) -> Set[str]:
+    """The project files (relative paths) that the imports of the file at ``rel`` may load:
+    ``import a.b`` and ``from a.b import c`` from the project root or the file's folder, and
+    ``a/b/c.py`` too (c may be a module)."""
+    folder = rel.rsplit("/", 1)[0] + "/" if "/" in rel else ""
+    modules = []
+    for match in _IMPORTS.finditer(data):
+        if match.group(1) is not None:
+            module = match.group(1).decode("ascii", "replace").lstrip(".")
+            names = [name.decode("ascii", "replace") for name in _from_import_names(data, match.end())]
+            modules += [module] + [f"{module}.{name}".lstrip(".") for name in names]
+        else:
+            parts = [part.split() for part in match.group(2).split(b",")]
+            modules += [part[0].decode("ascii", "replace") for part in parts if part]
+    paths = {module.replace(".", "/") + ".py" for module in modules if module}
+    return paths | {folder + path for path in paths}
+
+
+_LOOP = re.compile(rb"^(?:for|while|with)\b", re.MULTILINE)  # a statement at the top level that may be a loop
 # `import a.b as c`, `import a, b`, `from .a.b import c`: the module names, read off the bytes.
 _IMPORTS = re.compile(rb"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import|import[ \t]+([\w. \t,]+))", re.MULTILINE)
 

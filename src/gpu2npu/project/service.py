@@ -9,7 +9,8 @@ written), process its Python files in the pool, and judge the API uses found.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, List, Optional
+from pathlib import Path
+from typing import Callable, FrozenSet, List, Optional
 
 from gpu2npu.apis.judge import ApiReports, api_reports
 from gpu2npu.errors import UserError
@@ -18,12 +19,13 @@ from gpu2npu.project import worker
 from gpu2npu.project.output import AtomicTree, copy_other_entries, make_directories
 from gpu2npu.project.parallel import run_jobs
 from gpu2npu.project.paths import output_name
-from gpu2npu.project.plan import Plan, plan_input
+from gpu2npu.project.plan import PYTHON, Plan, plan_input
 from gpu2npu.project.scan import ProjectScan, analysis_context, scan_project
 from gpu2npu.rules.index import RuleIndex, compile_index
 from gpu2npu.rules.kind import kind_named
 from gpu2npu.rules.loader import load_rules
 from gpu2npu.rules.model import RuleSet
+from gpu2npu.styles import style_named
 
 MIGRATION_SUFFIX = "_msft"
 
@@ -50,9 +52,10 @@ class ProjectRun:
 
 
 def build_index(options: ProjectOptions, extra: Optional[RuleSet] = None) -> RuleIndex:
-    """The built-in rules, the -r files and ``extra`` (statuses from -api files), compiled for
-    the target version without the disabled ones."""
-    rule_set = load_rules(options.rule_files)
+    """The built-in rules of the mode, the -r files and ``extra`` (statuses from -api files),
+    compiled for the target version and the mode without the disabled ones."""
+    style = style_named(options.style)
+    rule_set = load_rules(options.rule_files, style.rule_folders)
     if extra is not None:
         rule_set.extend(extra)
     unknown = set(options.disabled_rules) - rule_set.ids()
@@ -61,7 +64,7 @@ def build_index(options: ProjectOptions, extra: Optional[RuleSet] = None) -> Rul
             f"--disable-rule names unknown rule id(s) {', '.join(sorted(unknown))}",
             "see 'gpu2npu rules list'",
         )
-    return compile_index(rule_set, options.version, options.disabled_rules)
+    return compile_index(rule_set, options.version, options.disabled_rules, style.switches)
 
 
 def analyse_project(
@@ -82,7 +85,41 @@ def start_project(options: ProjectOptions, name: str, extra: Optional[RuleSet] =
     """Rules compiled, the tree planned and scanned; ``name``: of the migrated tree."""
     index = build_index(options, extra)
     plan = plan_input(options.input)
-    return ProjectRun(options, index, plan, name, scan_project(plan, index))
+    scan = scan_project(plan, index, _chosen_entries(options, plan))
+    if index.entry_imports and not scan.facts.entries:
+        raise UserError(
+            f"no entry script found in '{options.input}' (a file with if __name__ == '__main__': or a "
+            "module-level main() call that no other file imports)",
+            "name the script that starts the training with --entry FILE",
+        )
+    return ProjectRun(options, index, plan, name, scan)
+
+
+def _chosen_entries(options: ProjectOptions, plan: Plan) -> FrozenSet[str]:
+    """The --entry scripts as paths relative to the input (a single input file is its own entry)."""
+    if not options.input.is_dir():
+        return frozenset({options.input.name})
+    chosen = set()
+    python_files = {entry.rel for entry in plan.of_kind(PYTHON)}
+    for path in options.entries:
+        rel = _relative_to_input(path, plan.root)
+        if rel not in python_files:
+            raise UserError(
+                f"--entry '{path}' is not a Python file of the input '{options.input}'",
+                "name a .py file inside the input",
+            )
+        chosen.add(rel)
+    return frozenset(chosen)
+
+
+def _relative_to_input(path: Path, root: Path) -> str:
+    """``path`` as given (from the working directory) or, failing that, from the input root."""
+    for candidate in (path, root / path):
+        try:
+            return candidate.resolve().relative_to(root.resolve()).as_posix()
+        except (ValueError, OSError):
+            continue
+    return ""
 
 
 def migrate_files(run: ProjectRun, tree: Optional[AtomicTree]) -> None:

@@ -11,7 +11,7 @@ from typing import List, Optional
 import libcst as cst
 
 from gpu2npu.rewrite.changes import INSERT, Change, Kept
-from gpu2npu.rewrite.imports import insert_by_text
+from gpu2npu.rewrite.imports import already_imported, insert_at_top, insert_by_text
 from gpu2npu.rewrite.kept import file_kept
 from gpu2npu.rewrite.transformer import MigrationTransformer, ProjectFacts
 from gpu2npu.source.modules import is_script
@@ -36,7 +36,16 @@ def migrate_source(
 ) -> SourceResult:
     """Migrate one file's bytes. Files no rule can touch are only checked for validity; files
     whose only change is an import insertion are edited as text (the stdlib ast finds the
-    spot, several times cheaper than libcst); all others take the libcst pass."""
+    spot, several times cheaper than libcst); all others take the libcst pass. An entry script
+    of the project then gets the entry imports (InsertEntryImportRule) at its top."""
+    project = project or ProjectFacts()
+    result = _migrate(data, index, project, path, text_path, tree)
+    if index.entry_imports and path in project.entries and not result.skipped:
+        return _with_entry_imports(data, result, index, tree)
+    return result
+
+
+def _migrate(data: bytes, index, project: ProjectFacts, path: str, text_path: bool, tree) -> SourceResult:
     if not index.needs_rewrite(data):
         # A tree the caller parsed already proves the file valid; else check it (it is still reported).
         reason = "" if tree is not None else unreadable_reason(data)
@@ -49,7 +58,7 @@ def migrate_source(
         if result is not None:
             return _without_needless_imports(result, data, index, tree)
     try:
-        return _rewrite(data, index, project or ProjectFacts(), path, tree)
+        return _rewrite(data, index, project, path, tree)
     except PARSE_ERRORS as exc:
         return SourceResult(skipped=parse_failure(data, exc) + COPIED)
 
@@ -64,6 +73,7 @@ def _rewrite(
     source = data.decode(module.encoding)
     transformer = MigrationTransformer(index, module, project, source=source, tree=tree, kept=kept, path=path)
     new_module = module.visit(transformer)
+    kept = sorted(kept + transformer.kept_here)
     if not transformer.changes or _only_needless_imports(transformer.changes, data, index, tree):
         return SourceResult(kept=kept)
     new_bytes = new_module.bytes  # the one code generation of the pass
@@ -75,6 +85,29 @@ def _rewrite(
             skipped=f"internal error: the rewritten file would not compile ({problem}); kept unchanged"
         )
     return SourceResult(new_bytes=new_bytes, changes=sorted(transformer.changes), kept=kept)
+
+
+def _with_entry_imports(data: bytes, result: SourceResult, index, tree) -> SourceResult:
+    """The entry imports the file lacks, put at the top of the migrated text."""
+    current = result.new_bytes if result.new_bytes is not None else data
+    if result.new_bytes is not None or tree is None:
+        tree = parse_ast(current)
+    if tree is None:
+        return result
+    source = current.decode("utf-8", "replace")
+    missing = [e for e in index.entry_imports if not already_imported(source, e.module, tree)]
+    if not missing:
+        return result
+    inserted = insert_at_top(current, tree, [e.statement for e in missing])
+    if inserted is None:
+        reason = "the entry imports cannot be placed as text (lone CR line ends?); copied unchanged"
+        return SourceResult(skipped=reason)
+    new_bytes, line = inserted
+    added = [
+        Change(line + n, line + n, INSERT, f"insert {e.statement} (entry script)", e.rule_id)
+        for n, e in enumerate(missing)
+    ]
+    return SourceResult(new_bytes, sorted(result.changes + added), kept=result.kept)
 
 
 def _without_needless_imports(result: SourceResult, data: bytes, index, tree) -> SourceResult:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Optional, Sequence
+from typing import Optional, Sequence, Tuple
 
 import libcst as cst
 
@@ -133,3 +133,56 @@ def _alone_on_its_lines(lines, statement) -> bool:
         return False  # `if x: import torch`
     rest = last[statement.end_col_offset :].strip()
     return not rest or rest.startswith(b"#")  # not `import torch; x = 1`
+
+
+# -- the top of a module: entry-script imports ------------------------------------------------------
+
+
+def insert_at_top(data: bytes, tree: ast.Module, statements: Sequence[str]) -> Optional[Tuple[bytes, int]]:
+    """Insert ``statements`` (in order) after the module's docstring and ``from __future__``
+    imports, before anything else (a shebang and comment lines above the first statement stay
+    first): (new bytes, line of the first inserted statement), or None when the text method
+    cannot be sure of the result."""
+    if b"\r" in data.replace(b"\r\n", b""):
+        return None  # lone CR line ends: ast and bytes.split would count lines differently
+    lines = data.split(b"\n")
+    leading = _docstring_and_future(tree.body)
+    carriage = b"\r" if lines[0].endswith(b"\r") else b""
+    block = [text.encode("ascii") + carriage for text in statements]
+    if leading:
+        last = leading[-1]
+        if not _alone_on_its_lines(lines, last):
+            return None
+        at = last.end_lineno  # the line after it (0-based index)
+    elif tree.body:
+        at = tree.body[0].lineno - 1
+        if tree.body[0].col_offset:
+            return None  # `x = 1; import os` on one line
+    else:
+        at = len(lines) - 1 if lines[-1] == b"" else len(lines)
+    if at == len(lines):  # the file ends without a newline after the last statement
+        lines[-1] += carriage
+        lines.append(b"")
+        at = len(lines) - 1
+    bom = b"\xef\xbb\xbf"
+    if at == 0 and lines[0].startswith(bom):  # the byte order mark stays the first bytes
+        lines[0], block[0] = lines[0][len(bom) :], bom + block[0]
+    lines[at:at] = block
+    return b"\n".join(lines), at + 1
+
+
+def _docstring_and_future(body) -> list:
+    """The docstring and the ``from __future__`` imports that open the module."""
+    leading = []
+    for position, statement in enumerate(body):
+        docstring = (
+            position == 0
+            and isinstance(statement, ast.Expr)
+            and isinstance(statement.value, ast.Constant)
+            and isinstance(statement.value.value, str)
+        )
+        future = isinstance(statement, ast.ImportFrom) and statement.module == "__future__"
+        if not (docstring or future):
+            break
+        leading.append(statement)
+    return leading

@@ -27,6 +27,7 @@ from gpu2npu.source.names import chain_parts, dotted_expression, dotted_name
 from gpu2npu.source.scopes import LOCAL, ImportBinding, ScopeStack
 
 STRING_NODES = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
+COLLECTIONS = (cst.List, cst.Tuple, cst.Set)
 
 
 class ProjectFacts:
@@ -40,11 +41,13 @@ class ProjectFacts:
         cuda_modules: FrozenSet[str] = frozenset(),
         cuda_variables: Optional[Dict[str, Set[str]]] = None,
         imported_modules: FrozenSet[str] = frozenset(),
+        entries: FrozenSet[str] = frozenset(),
     ):
         self.method_classes: Dict[str, Set[str]] = method_classes or {}
         self.cuda_modules = cuda_modules
         self.cuda_variables: Dict[str, Set[str]] = cuda_variables or {}
         self.imported_modules = imported_modules  # last names of every module the project imports
+        self.entries = entries  # the entry scripts (relative paths), where the index has entry imports
 
     def module_imported(self, rel: str) -> bool:
         """Whether some file may import the module at ``rel`` (by its last name)."""
@@ -86,6 +89,8 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         self._chain_edits: Dict[int, cst.BaseExpression] = {}
         self._callees: Set[int] = set()
         self._prose_depth = 0
+        self._compared_literals: Dict[int, Set[str]] = {}  # compared literal -> the calls it is compared with
+        self.kept_here: List[Kept] = []  # what this pass keeps (besides the pre-pass's ``kept``)
         self._definition_depth = 0  # inside def/class: no import insertion there
         self._class_methods: List[Set[str]] = []
         self._lines: List[cst.SimpleStatementLine] = []
@@ -560,14 +565,40 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
 
     # -- strings -----------------------------------------------------------------------------------
 
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        """Note the literals this comparison compares, with the calls they are compared with
+        (ReplaceStringRule ``compared_with``)."""
+        operands = [node.left] + [target.comparator for target in node.comparisons]
+        calls = {self.qualified_name(o.func) for o in operands if isinstance(o, cst.Call)} - {None}
+        for operand in operands:
+            items = [e.value for e in operand.elements] if isinstance(operand, COLLECTIONS) else [operand]
+            for item in items:
+                if isinstance(item, STRING_NODES):
+                    self._compared_literals[id(item)] = calls
+
     def leave_SimpleString(self, original_node, updated_node):
         end = self._newlines + 1
         start = end - original_node.value.count("\n")
         if self._is_kept_literal(original_node, start) or self._prose_depth:
             return updated_node
-        return self._apply_string(
-            updated_node, rewrite_simple_string(updated_node, self.index.strings), start, end
-        )
+        result = rewrite_simple_string(updated_node, self.index.strings)
+        allowed = self._where_allowed(result, original_node, start, end)
+        return self._apply_string(updated_node, allowed, start, end)
+
+    def _where_allowed(self, result, original_node, start: int, end: int):
+        """The rewrite, unless its rule rewrites only literals compared with certain calls and
+        this one is not: then it stays, reported where it is compared with something else."""
+        if result is None or not result[1].compared_with:
+            return result
+        target = result[1]
+        calls = self._compared_literals.get(id(original_node))
+        if calls is None:
+            return None
+        if calls & target.compared_with:
+            return result
+        text = repr(target.old)
+        self.kept_here.append(Kept(start, f"{STRING}{target.old}#0", end, text, target.rule_id, works=True))
+        return None
 
     def _is_kept_literal(self, node: cst.SimpleString, line: int) -> bool:
         """Whether a rule keeps this literal; counts the literals of equal text on the line as
@@ -587,7 +618,8 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         if self._prose_depth:
             return updated_node
         result = rewrite_formatted_string(updated_node, self.index.strings)
-        return self._apply_string(updated_node, result, start, self._newlines + 1)
+        allowed = self._where_allowed(result, original_node, start, self._newlines + 1)
+        return self._apply_string(updated_node, allowed, start, self._newlines + 1)
 
     def _apply_string(self, updated_node, result, start: int, end: int):
         if result is None:

@@ -15,7 +15,7 @@ from typing import Callable, Dict, FrozenSet, List, Optional, Set, Tuple
 
 from gpu2npu.api_support import Namespaces, StatusOverride, normalise_api
 from gpu2npu.rules.kind import kind_named
-from gpu2npu.rules.model import Rule, RuleSet
+from gpu2npu.rules.model import NORMAL_SWITCHES, Rule, RuleSet
 
 # Stands for an f-string expression when a string rule matches the f-string's text.
 PLACEHOLDER = "\x00"
@@ -79,6 +79,7 @@ class StringTarget:
     rule_id: str
     match: str
     message: str  # the change_list message
+    compared_with: FrozenSet[str] = frozenset()  # only a literal compared with a call of these
 
     def apply(self, text: str) -> Optional[str]:
         """The new text, or None when the literal does not match."""
@@ -129,6 +130,22 @@ class ImportInsertion:
 
 
 @dataclass(frozen=True)
+class EntryImport:
+    """``import module`` (or ``from module import names``) at the top of each entry script."""
+
+    module: str
+    names: Tuple[str, ...]
+    rule_id: str
+
+    @property
+    def statement(self) -> str:
+        """The import line (module and names are validated Python names)."""
+        if self.names:
+            return f"from {self.module} import {', '.join(self.names)}"
+        return f"import {self.module}"
+
+
+@dataclass(frozen=True)
 class ComparedStrings:
     """Where a device string is compared with data and keeps its text (KeepComparedStringRule)."""
 
@@ -152,6 +169,7 @@ class RuleIndex:
     calls: Dict[str, List[CallEdit]] = field(default_factory=dict)  # qualified name or ".method"
     strings: StringTable = field(default_factory=StringTable)
     insert_imports: List[ImportInsertion] = field(default_factory=list)
+    entry_imports: List["EntryImport"] = field(default_factory=list)  # at the top of entry scripts
     remove_imports: Dict[str, "ImportRemoval"] = field(default_factory=dict)  # by module
     guard_tests: Dict[str, str] = field(default_factory=dict)  # CUDA test (name or "*.attr") -> rule id
     kept_reads: Dict[str, Tuple[FrozenSet[str], str]] = field(
@@ -243,9 +261,11 @@ class RuleIndex:
         return self.tree_triggers is not None and self.tree_triggers.search(data) is not None
 
 
-def compile_index(rule_set: RuleSet, version: str, disabled_ids=()) -> RuleIndex:
+def compile_index(
+    rule_set: RuleSet, version: str, disabled_ids=(), switches: FrozenSet[str] = NORMAL_SWITCHES
+) -> RuleIndex:
     index = RuleIndex(version=version)
-    for rule in rule_set.active(version, disabled_ids):
+    for rule in rule_set.active(version, disabled_ids, switches):
         kind = kind_named(rule.kind)
         kind.compile(rule, index)
         index.rules_by_id[rule.id] = rule

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Dict, Iterable, List
+from typing import Any, Dict, Iterable, List, Sequence
 
 import yaml
 
@@ -22,8 +22,7 @@ from gpu2npu.versions import parse_version_spec
 
 # libyaml's loader when PyYAML was built with it (about ten times faster), else pure Python.
 YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-# msFmkTransplt feature switches that mean "active in a plain migration".
-ACTIVE_SWITCHES = {"normal", "2.1.0"}
+FULL_MIGRATION = ("",)  # the rule folders of a full migration: rules/ itself
 MIB = 1024 * 1024
 # The largest built-in rule file is about 50 KiB; 8 MiB leaves room for generated rule files while
 # bounding the time and memory parsing one may take.
@@ -34,21 +33,28 @@ MAX_RULE_FILE_BYTES = 8 * MIB
 MAX_NESTING = 32
 
 
-def builtin_rule_files() -> List[Path]:
+def builtin_rule_files(folders: Sequence[str] = FULL_MIGRATION) -> List[Path]:
+    """The built-in rule files of ``folders`` of rules/ ("" is rules/ itself), in order."""
     root = builtin_rules_dir()
-    return sorted(root.glob("*.yaml"))
+    return [path for folder in folders for path in sorted((root / folder).glob("*.yaml"))]
 
 
-def load_builtin_rules() -> RuleSet:
+def every_builtin_rule_file() -> List[Path]:
+    """Every built-in rule file, of every mode (for validation and the rules' own tests)."""
+    root = builtin_rules_dir()
+    return sorted(root.glob("*.yaml")) + sorted(root.glob("*/*.yaml"))
+
+
+def load_builtin_rules(folders: Sequence[str] = FULL_MIGRATION) -> RuleSet:
     rule_set = RuleSet()
-    for path in builtin_rule_files():
+    for path in builtin_rule_files(folders):
         rule_set.extend(load_rule_file(path, id_prefix=None))
     return rule_set
 
 
-def load_rules(user_files: Iterable = ()) -> RuleSet:
-    """The built-in rules followed by those of the user's files (later files win)."""
-    rule_set = load_builtin_rules()
+def load_rules(user_files: Iterable = (), folders: Sequence[str] = FULL_MIGRATION) -> RuleSet:
+    """The built-in rules of ``folders`` followed by those of the user's files (later files win)."""
+    rule_set = load_builtin_rules(folders)
     rule_set.extend(load_rule_files(user_files))
     return rule_set
 
@@ -238,8 +244,6 @@ def _load_entry(path: Path, where: str, kind: RuleKind, entry: Any, id_prefix):
     switches = entry.get("feature_switch")
     if switches is not None and not all(isinstance(switch, str) for switch in switches):
         raise RuleFileError(path, where, "'feature_switch' must be a list of mode names such as normal")
-    if switches is not None and not (set(switches) & ACTIVE_SWITCHES):
-        return None  # an msFmkTransplt entry for another mode (-s, distributed)
     problem = kind.validate(fields)
     if problem:
         raise RuleFileError(path, where, problem)
@@ -263,6 +267,7 @@ def _load_entry(path: Path, where: str, kind: RuleKind, entry: Any, id_prefix):
         note=str(entry.get("note", "")),
         examples=_examples(path, where, entry.get("examples", [])),
         builtin=id_prefix is None,
+        switches=frozenset(switches) if switches is not None else None,
     )
 
 

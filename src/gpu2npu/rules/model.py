@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, FrozenSet, List, Optional, Tuple
 
 DOTTED_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
+# msFmkTransplt feature switches that mean "active in a plain migration".
+NORMAL_SWITCHES = frozenset({"normal", "2.1.0"})
 
 
 @dataclass(frozen=True)
@@ -27,7 +29,7 @@ COMMON_FIELDS: Dict[str, Field] = {
     "versions": Field((str, list), help="'all', a list of versions or a range such as '>=2.1.0'"),
     "note": Field(str, help="why the rule exists"),
     "examples": Field(list, help="[{before: ..., after: ...}] snippets run as tests"),
-    "feature_switch": Field(list, help="msFmkTransplt modes; entries without 'normal' are skipped"),
+    "feature_switch": Field(list, help="msFmkTransplt modes the entry is for (normal, specify_device, ...)"),
 }
 
 
@@ -43,6 +45,7 @@ class Rule:
     note: str = ""
     examples: Tuple[Tuple[str, str], ...] = ()
     builtin: bool = False  # one of gpu2npu's own rules (rules/), not a user's
+    switches: Optional[FrozenSet[str]] = None  # msFmkTransplt feature_switch: the modes it is for; None: all
 
     def __getitem__(self, name: str) -> Any:
         return self.fields[name]
@@ -65,9 +68,16 @@ class RuleSet:
         self.disabled |= other.disabled
         self.files.extend(other.files)
 
-    def active(self, version: str, disabled_ids=()) -> List[Rule]:
+    def active(self, version: str, disabled_ids=(), switches: FrozenSet[str] = NORMAL_SWITCHES) -> List[Rule]:
+        """The rules for ``version``, not disabled, and meant for a run with these ``switches``."""
         off = self.disabled | set(disabled_ids)
-        return [rule for rule in self.rules if version in rule.versions and rule.id not in off]
+        return [
+            rule
+            for rule in self.rules
+            if version in rule.versions
+            and rule.id not in off
+            and (rule.switches is None or rule.switches & switches)
+        ]
 
     def ids(self) -> set:
         return {rule.id for rule in self.rules}

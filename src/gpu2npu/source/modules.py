@@ -64,3 +64,39 @@ def is_script(tree: ast.AST) -> bool:
             if named and any(isinstance(side, ast.Constant) and side.value == "__main__" for side in sides):
                 return True
     return False
+
+
+MAIN_GUARD, MAIN_CALL, TOP_LEVEL = "__main__ guard", "main() call", "top-level script"
+
+
+def program_start(tree: ast.AST) -> str:
+    """How the file shows that it starts a program when run, or '': ``if __name__ ==
+    "__main__":``, a module-level ``main()`` call, or a script whose work runs at the top level:
+    command-line arguments parsed there (``args = parser.parse_args()``) or a loop there
+    (``while True:``, ``for epoch in ...``, also inside a top-level ``with``)."""
+    if is_script(tree):
+        return MAIN_GUARD
+    body = getattr(tree, "body", [])
+    calls = [_called_name(node) for node in body]
+    if "main" in calls:
+        return MAIN_CALL
+    return TOP_LEVEL if "parse_args" in calls or any(_is_loop(node) for node in body) else ""
+
+
+def _is_loop(node: ast.stmt) -> bool:
+    if isinstance(node, (ast.With, ast.AsyncWith)):
+        return any(_is_loop(child) for child in node.body)
+    return isinstance(node, (ast.For, ast.AsyncFor, ast.While))
+
+
+def starts_a_program(tree: ast.AST) -> bool:
+    return bool(program_start(tree))
+
+
+def _called_name(node: ast.stmt) -> str:
+    """The name or method called by a module-level ``f()`` or ``x = obj.f()`` statement."""
+    value = node.value if isinstance(node, (ast.Expr, ast.Assign, ast.AnnAssign)) else None
+    if not isinstance(value, ast.Call):
+        return ""
+    function = value.func
+    return function.id if isinstance(function, ast.Name) else getattr(function, "attr", "")

@@ -50,7 +50,14 @@ What is emulated
   ``npu_silu``, ``npu_gelu``, ``npu_mish``, ``npu_confusion_transpose``, ``npu_transpose``,
   ``npu_dtype_cast``, ``npu_format_cast`` (identity), ``get_npu_format``. Any other ``npu_*`` name
   resolves to a callable that raises NotImplementedError when called.
-* ``torch_npu.contrib.transfer_to_npu`` imports and does nothing (CUDA calls are not redirected).
+* ``torch_npu.contrib.transfer_to_npu`` (automatic migration): an unchanged CUDA program with
+  ``import torch_npu`` and ``from torch_npu.contrib import transfer_to_npu`` at its top runs on the
+  emulated NPUs. ``torch.cuda`` (and ``torch.cuda.amp``, ``torch.cuda.random``) answers with
+  ``torch.npu``; ``'cuda'`` devices are NPU devices, placed on the CPU (factories, ``to``,
+  ``torch.load`` and checkpoints saved on CUDA, ``torch.Generator``, ``torch.autocast('cuda')``,
+  ``torch.amp.GradScaler('cuda')``); ``Tensor.cuda()``/``Module.cuda()``/``is_cuda`` are the NPU
+  ones; the ``nccl`` backend runs as ``hccl``; ``torch.jit.script`` returns its argument; triton
+  is reported missing; ``torch.profiler`` is ``torch_npu.profiler``. Its docstring lists the rest.
 
 What it cannot do
 -----------------

@@ -40,11 +40,15 @@ def run_check(
     excludes: Sequence[str] = (),
     jobs: int = 0,
     progress: bool = False,
+    style: str = "full",
+    entries: Sequence[Path] = (),
 ) -> CheckResult:
     findings: List[Finding] = []
     python_files = converted = 0
     for path in paths:
-        options = ProjectOptions(path, version, tuple(rule_files), (), jobs, progress=progress)
+        options = ProjectOptions(
+            path, version, tuple(rule_files), (), jobs, progress=progress, style=style, entries=tuple(entries)
+        )
         run = analyse_project(options)
         prefix = _display_prefix(run.plan.root)
         lines = SourceLines(run.plan.root)

@@ -9,6 +9,12 @@
 * ``prefix``: the literal starts with it (``'torch.cuda.FloatTensor'``);
 * ``substring``: anywhere in the literal.
 
+With ``compared_with`` the literal changes only where it is compared (``==``, ``!=``, ``in``,
+``not in``, also as an item of a list, tuple or set) with a call of one of those functions
+(``dist.get_backend() in ('gloo', 'nccl')``). Compared with anything else (``args.backend ==
+'nccl'``, which may still hold the text the user gave) it is kept and reported with ``tip``;
+not compared at all (``init_process_group('nccl')``) it stays without a report.
+
 Docstrings and other bare string statements are prose and never touched; neither are bytes.
 ``str_old`` and ``str_new`` are plain text: they are written between a literal's quotes, so a
 quote, a backslash, a brace or a control character in them could end the literal and run code
@@ -21,6 +27,7 @@ import re
 
 from gpu2npu.rules.index import STRING_MATCHES, StringTarget
 from gpu2npu.rules.kind import RuleKind
+from gpu2npu.rules.kinds._common import check_names, listed_names
 from gpu2npu.rules.model import Field
 
 
@@ -31,6 +38,12 @@ class ReplaceString(RuleKind):
         "str_new": Field(str, required=True, help="replacement text"),
         "strict": Field(bool, default=True, help="msFmkTransplt: true = exact literal, false = substring"),
         "match": Field(str, help="exact, device, prefix or substring (overrides strict)"),
+        "compared_with": Field(
+            list, default=[], help="only where compared with a call of these (dist.get_backend() == 'nccl')"
+        ),
+        "tip": Field(
+            str, default="", help="with compared_with: what to do where the literal is compared with else"
+        ),
     }
 
     def validate(self, fields):
@@ -38,19 +51,25 @@ class ReplaceString(RuleKind):
             return f"'match' must be one of {', '.join(STRING_MATCHES)}, not {fields['match']!r}"
         if not fields["str_old"]:
             return "'str_old' must not be empty"
-        return _plain_text_problem(fields)
+        if fields["compared_with"] and not fields["tip"]:
+            return "a rule with 'compared_with' needs a 'tip' for the comparisons it leaves alone"
+        return check_names(**listed_names("compared_with", fields["compared_with"])) or _plain_text_problem(
+            fields
+        )
 
     def compile(self, rule, index):
         old, new = rule["str_old"], rule["str_new"]
-        index.strings.add(
-            StringTarget(old, new, rule.id, match_mode(rule.fields), f'replace string "{old}" with "{new}"')
-        )
+        compared_with = frozenset(rule["compared_with"])
+        message = f'replace string "{old}" with "{new}"' + (" in a comparison" if compared_with else "")
+        index.strings.add(StringTarget(old, new, rule.id, match_mode(rule.fields), message, compared_with))
 
     def trigger_words(self, rule):
         return {rule["str_old"]}
 
     def describe(self, rule):
-        return f"string '{rule['str_old']}' -> '{rule['str_new']}'"
+        calls = ", ".join(f"{name}()" for name in rule["compared_with"])
+        where = f" where compared with {calls}" if calls else ""
+        return f"string '{rule['str_old']}' -> '{rule['str_new']}'{where}"
 
     def subject(self, rule):
         return f'"{rule["str_old"]}"'

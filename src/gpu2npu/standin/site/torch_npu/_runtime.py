@@ -9,12 +9,28 @@ import threading
 import torch
 
 DEVICE_TYPE = "npu"
+CUDA_TYPE = "cuda"
 DEVICES_VARIABLE = "GPU2NPU_STANDIN_DEVICES"
 VISIBLE_VARIABLE = "ASCEND_RT_VISIBLE_DEVICES"
 
 _count = None
 _count_lock = threading.Lock()
 _current = 0
+_cuda_is_npu = False  # set once torch_npu.contrib.transfer_to_npu is imported
+
+
+def treat_cuda_as_npu() -> None:
+    """From now on 'cuda' devices name the emulated NPUs (automatic migration)."""
+    global _cuda_is_npu
+    _cuda_is_npu = True
+
+
+def cuda_is_npu() -> bool:
+    return _cuda_is_npu
+
+
+def _npu_types() -> tuple:
+    return (DEVICE_TYPE, CUDA_TYPE) if _cuda_is_npu else (DEVICE_TYPE,)
 
 
 def _installed_devices() -> int:
@@ -78,15 +94,17 @@ def index_of(device, optional: bool = False):
         return device
     if isinstance(device, str):
         device = torch.device(device)
-    if isinstance(device, torch.device) and device.type == DEVICE_TYPE:
+    if isinstance(device, torch.device) and device.type in _npu_types():
         return _current if device.index is None else device.index
     raise ValueError(f"expected an NPU device ('npu', 'npu:N' or an index), got {device!r}")
 
 
 def is_npu_device(value) -> bool:
-    """True for 'npu', 'npu:N' and torch.device('npu', N); other values are left alone."""
+    """True for 'npu', 'npu:N' and torch.device('npu', N) (and the same with 'cuda' after
+    transfer_to_npu); other values are left alone."""
     if isinstance(value, torch.device):
-        return value.type == DEVICE_TYPE
+        return value.type in _npu_types()
     if isinstance(value, str):
-        return value == DEVICE_TYPE or (value.startswith("npu:") and value[4:].isdigit())
+        kind, colon, index = value.partition(":")
+        return kind in _npu_types() and (not colon or index.isdigit())
     return False

@@ -1,1 +1,2 @@
-"""``torch_npu.contrib`` of the gpu2npu stand-in: only ``transfer_to_npu`` (a no-op) is emulated."""
+"""``torch_npu.contrib`` of the gpu2npu stand-in: only ``transfer_to_npu`` (automatic migration of
+CUDA code to the emulated NPUs) is emulated."""

@@ -13,6 +13,8 @@ import functools
 
 import torch
 
+from torch_npu import _runtime
+
 __all__ = ["GradScaler", "autocast", "custom_bwd", "custom_fwd"]
 
 
@@ -67,11 +69,12 @@ def custom_bwd(bwd=None):
 
 
 def _npu_device_type_means_cpu(original_init):
-    """torch.amp.GradScaler('npu') keeps its state on the CPU, where the NPU tensors are."""
+    """torch.amp.GradScaler('npu') (and 'cuda', its default, after transfer_to_npu) keeps its state
+    on the CPU, where the NPU tensors are."""
 
     @functools.wraps(original_init)
     def init(self, device="cuda", *args, **kwargs):
-        if isinstance(device, str) and device.split(":")[0] == "npu":
+        if isinstance(device, str) and _runtime.is_npu_device(device):
             device = "cpu"
         original_init(self, device, *args, **kwargs)
 

@@ -1,0 +1,46 @@
+"""Migration modes (``migrate --mode``): each is the folders of rules/ it applies, the
+msFmkTransplt feature switches its rules answer to (``feature_switch`` in a rule file), and
+whether its rules work on the project's entry scripts. One module per mode in this package,
+found by registration (its ``STYLE``); the engine knows no mode by name."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from dataclasses import dataclass
+from typing import FrozenSet, List, Tuple
+
+from gpu2npu.errors import UserError
+
+DEFAULT = "full"
+
+
+@dataclass(frozen=True)
+class Style:
+    name: str
+    help: str  # one line for --help
+    rule_folders: Tuple[str, ...]  # folders of rules/, "" being rules/ itself
+    switches: FrozenSet[str]  # feature_switch values whose entries apply
+    order: int = 0  # place in the help
+    entry_scripts: bool = False  # its rules insert into the entry scripts, which must be found
+
+
+_STYLES: List[Style] = []
+
+
+def styles() -> List[Style]:
+    """Every mode, in help order (imported once, on first use)."""
+    if not _STYLES:
+        for module in pkgutil.iter_modules(__path__):
+            _STYLES.append(importlib.import_module(f"{__name__}.{module.name}").STYLE)
+        _STYLES.sort(key=lambda style: (style.order, style.name))
+    return _STYLES
+
+
+def style_named(name: str) -> Style:
+    for style in styles():
+        if style.name == name:
+            return style
+    raise UserError(
+        f"unknown migration mode '{name}'", f"choose one of {', '.join(s.name for s in styles())}"
+    )

@@ -1,0 +1,206 @@
+"""`--mode auto`: the automatic migration of the Ascend documents, from the installed command.
+
+The entry scripts get ``import torch_npu`` and ``from torch_npu.contrib import transfer_to_npu``
+at their top; every other file stays byte for byte, except the documented restrictions of the
+patcher (rules/auto/), each with its report row."""
+
+import ast
+import csv
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from helpers import run_cli, tree_files
+
+from gpu2npu.rewrite.imports import insert_at_top
+
+PROJECT = Path(__file__).parent / "projects" / "auto"
+BEFORE, AFTER = PROJECT / "before", PROJECT / "after"
+ENTRY_LINES = "import torch_npu\nfrom torch_npu.contrib import transfer_to_npu\n"
+
+
+def rows(path: Path):
+    with open(path, newline="", encoding="utf-8") as handle:
+        return list(csv.reader(handle))
+
+
+def migrate_auto(tmp_path, *extra, source=BEFORE):
+    result = run_cli("migrate", "-i", source, "-o", tmp_path / "out", "-v", "2.8.0", "--mode", "auto", *extra)
+    return result, tmp_path / "out" / f"{source.stem}_msft"
+
+
+def test_entry_scripts_get_the_imports_and_every_other_file_stays(tmp_path):
+    result, out = migrate_auto(tmp_path)
+    assert result.returncode == 0, result.stderr
+    migrated = {
+        rel: data for rel, data in tree_files(out).items() if not rel.startswith("transplant_result_file")
+    }
+    expected = tree_files(BEFORE) | tree_files(AFTER)
+    assert migrated == expected  # train.py and tools/prepare.py changed; model.py, lib/ byte for byte
+    reports = out / "transplant_result_file"
+    assert rows(reports / "change_list.csv") == [
+        ["File", "Start Line", "End Line", "Operation Type", "Message", "Rule"],
+        ["tools/prepare.py", "2", "2", "INSERT", "insert import torch_npu (entry script)", "G2N700"],
+        [
+            "tools/prepare.py",
+            "3",
+            "3",
+            "INSERT",
+            "insert from torch_npu.contrib import transfer_to_npu (entry script)",
+            "G2N701",
+        ],
+        ["train.py", "4", "4", "INSERT", "insert import torch_npu (entry script)", "G2N700"],
+        [
+            "train.py",
+            "5",
+            "5",
+            "INSERT",
+            "insert from torch_npu.contrib import transfer_to_npu (entry script)",
+            "G2N701",
+        ],
+        ["train.py", "22", "22", "MODIFY", 'replace string "nccl" with "hccl" in a comparison', "G2N702"],
+        [
+            "train.py",
+            "31",
+            "31",
+            "MODIFY",
+            "change name torch.cuda.default_generators to torch_npu.npu.default_generators",
+            "G2N704",
+        ],
+    ]
+    found = [(r[0], r[1], r[3], r[5], r[7]) for r in rows(reports / "unsupported_api.csv")[1:]]
+    assert found == [
+        ("train.py", "14", "torch.jit.script", "unsupported", "rules:G2N705"),
+        # compared with the user's --backend, which still says nccl: kept, reported
+        ("train.py", "20", "'nccl'", "supported_with_limits", "rules:G2N702"),
+        ("train.py", "32", "torch.channels_last", "supported_with_limits", "rules:G2N706"),
+    ]
+
+
+def test_a_second_automatic_migration_changes_nothing(tmp_path):
+    _, out = migrate_auto(tmp_path)
+    again = run_cli("migrate", "-i", out, "-o", tmp_path / "again", "-v", "2.8.0", "--mode", "auto")
+    assert again.returncode == 0, again.stderr
+    changes = rows(tmp_path / "again" / "before_msft_msft" / "transplant_result_file" / "change_list.csv")
+    assert changes == [["File", "Start Line", "End Line", "Operation Type", "Message", "Rule"]]
+
+
+def test_entry_chosen_by_hand(tmp_path):
+    result, out = migrate_auto(tmp_path, "--entry", BEFORE / "model.py")
+    assert result.returncode == 0, result.stderr
+    assert (out / "model.py").read_text() == ENTRY_LINES + (BEFORE / "model.py").read_text()
+    assert (out / "tools" / "prepare.py").read_bytes() == (BEFORE / "tools" / "prepare.py").read_bytes()
+    assert not (out / "train.py").read_text().startswith(ENTRY_LINES)
+    # --entry may also be given from the input's root
+    again, out = migrate_auto(tmp_path / "2", "--entry", "lib/helpers.py")
+    assert again.returncode == 0, again.stderr
+    assert (out / "lib" / "helpers.py").read_text() == ENTRY_LINES + (
+        BEFORE / "lib" / "helpers.py"
+    ).read_text()
+
+
+def test_a_single_file_is_its_own_entry(tmp_path):
+    result, out = migrate_auto(tmp_path, source=BEFORE / "model.py")
+    assert result.returncode == 0, result.stderr
+    assert (out / "model.py").read_text() == ENTRY_LINES + (BEFORE / "model.py").read_text()
+
+
+@pytest.mark.parametrize(
+    "args,line",
+    [
+        (
+            ["--entry", "nowhere.py"],
+            "gpu2npu: error: --entry 'nowhere.py' is not a Python file of the input '{input}'; "
+            "name a .py file inside the input",
+        ),
+        (
+            ["--entry", "model.py", "--mode", "full"],
+            "gpu2npu: error: --entry is not used by --mode full; drop --entry or use --mode auto",
+        ),
+    ],
+    ids=["entry outside the input", "entry without auto"],
+)
+def test_bad_entries_are_one_line_and_write_nothing(tmp_path, args, line):
+    result = run_cli("migrate", "-i", BEFORE, "-o", tmp_path / "out", "-v", "2.8.0", "--mode", "auto", *args)
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [line.format(input=BEFORE)]
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_tree_without_an_entry_script_is_one_line(tmp_path):
+    library = tmp_path / "lib"
+    shutil.copytree(BEFORE / "lib", library)
+    (library / "helpers.py").write_text("import torch\n\ndef f():\n    return torch.zeros(1).cuda()\n")
+    result = run_cli("migrate", "-i", library, "-o", tmp_path / "out", "-v", "2.8.0", "--mode", "auto")
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        f"gpu2npu: error: no entry script found in '{library}' (a file with if __name__ == '__main__': or "
+        "a module-level main() call that no other file imports); "
+        "name the script that starts the training with --entry FILE"
+    ]
+    assert not (tmp_path / "out").exists()
+
+
+def test_check_in_auto_mode_reports_the_same_findings_and_writes_nothing(tmp_path):
+    copy = tmp_path / "proj"
+    shutil.copytree(BEFORE, copy)
+    before = tree_files(copy)
+    result = run_cli("check", copy, "-v", "2.8.0", "--mode", "auto", "--format", "json", cwd=tmp_path)
+    assert result.returncode == 1, result.stderr  # torch.jit.script: an error in automatic migration
+    findings = json.loads(result.stdout)["findings"]
+    summary = sorted((f["file"], f["line"], f["severity"], f["rule"]) for f in findings)
+    assert summary == [
+        ("proj/tools/prepare.py", 2, "note", "G2N700"),
+        ("proj/tools/prepare.py", 3, "note", "G2N701"),
+        ("proj/train.py", 4, "note", "G2N700"),
+        ("proj/train.py", 5, "note", "G2N701"),
+        ("proj/train.py", 14, "error", "G2N705"),
+        ("proj/train.py", 20, "warning", "G2N702"),
+        ("proj/train.py", 22, "note", "G2N702"),
+        ("proj/train.py", 31, "note", "G2N704"),
+        ("proj/train.py", 32, "warning", "G2N706"),
+    ]
+    assert tree_files(copy) == before
+    full = run_cli("check", copy, "-v", "2.8.0", "--format", "json", cwd=tmp_path)
+    assert "G2N705" not in full.stdout  # the full migration keeps torch.jit.script working
+
+
+IMPORTS = ["import torch_npu", "from torch_npu.contrib import transfer_to_npu"]
+BLOCK = b"import torch_npu\nfrom torch_npu.contrib import transfer_to_npu\n"
+
+
+@pytest.mark.parametrize(
+    "before,after",
+    [
+        (b"", BLOCK),
+        (b"import os\n", BLOCK + b"import os\n"),
+        (b'"""Doc."""\nimport os\n', b'"""Doc."""\n' + BLOCK + b"import os\n"),
+        (
+            b"#!/usr/bin/env python\n# -*- coding: utf-8 -*-\nfrom __future__ import annotations\nx = 1\n",
+            b"#!/usr/bin/env python\n# -*- coding: utf-8 -*-\nfrom __future__ import annotations\n"
+            + BLOCK
+            + b"x = 1\n",
+        ),
+        (b"x = 1", BLOCK + b"x = 1"),  # no newline at the end: none added
+        (b'"""Doc."""', b'"""Doc."""\n' + BLOCK),
+        (b"import os\r\nx = 1\r\n", BLOCK.replace(b"\n", b"\r\n") + b"import os\r\nx = 1\r\n"),
+        (b"\xef\xbb\xbfimport os\n", b"\xef\xbb\xbf" + BLOCK + b"import os\n"),  # the BOM stays first
+        (b"# licence\n\nimport os\n", b"# licence\n\n" + BLOCK + b"import os\n"),
+    ],
+    ids=[
+        "empty",
+        "plain",
+        "docstring",
+        "shebang coding future",
+        "no newline",
+        "only a docstring",
+        "crlf",
+        "bom",
+        "comment",
+    ],
+)
+def test_entry_imports_go_after_the_docstring_and_future_imports(before, after):
+    new, _ = insert_at_top(before, ast.parse(before), IMPORTS)
+    assert new == after
+    compile(new, "<entry>", "exec")
