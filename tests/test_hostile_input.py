@@ -252,7 +252,15 @@ def busy_project(tmp_path):
 
 def start_migration(project: Path, out: Path) -> subprocess.Popen:
     command = gpu2npu_command() + ["migrate", "-i", str(project), "-o", str(out), "-v", "2.8.0", "-j", "2"]
-    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=interruptible
+    )
+
+
+def interruptible() -> None:
+    """SIGINT as at a terminal: a suite started in the background (``cmd &`` in a script) has it
+    ignored, and an ignored signal stays ignored in every child (gpu2npu rightly keeps it so)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads processes from /proc")
