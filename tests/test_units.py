@@ -1,5 +1,6 @@
 """Small units: the progress line, `python -m gpu2npu`, version parsing, CSV guard."""
 
+import ast
 import io
 import subprocess
 import sys
@@ -9,6 +10,7 @@ import pytest
 from gpu2npu.errors import UserError
 from gpu2npu.project import progress
 from gpu2npu.report.csvfile import csv_text
+from gpu2npu.source.parse import MAX_DEPTH, allow_deep_syntax, syntax_depth
 from gpu2npu.versions import compact_versions, parse_version_spec, resolve_version
 
 
@@ -66,3 +68,34 @@ def test_csv_values_that_look_like_formulas_get_a_leading_space():
     assert csv_text(["File", "Message"], [("=cmd.py", "-x"), ("a.py", 'say "hi", then')]) == (
         'File,Message\n =cmd.py, -x\na.py,"say ""hi"", then"\n'
     )
+
+
+def true_depth(tree) -> int:
+    deepest, pending = 0, [(tree, 1)]
+    while pending:
+        node, depth = pending.pop()
+        deepest = max(deepest, depth)
+        pending.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    return deepest
+
+
+DEEP_SHAPES = {
+    "additions": lambda n: "x = 1" + "+1" * n,
+    "attributes": lambda n: "x = a" + ".b" * n,
+    "calls": lambda n: "x = f" + "()" * n,
+    "subscripts": lambda n: "x = a" + "[0]" * n,
+    "unary minus": lambda n: "x = " + "-" * n + "1",
+    "not": lambda n: "x = " + "not " * n + "y",
+    "lambdas": lambda n: "f = " + "lambda: " * n + "0",
+    "elif chain": lambda n: "if a:\n    pass\n" + "elif a:\n    pass\n" * n,
+    "multi-line additions": lambda n: "x = (1\n" + "+1\n" * n + ")",
+}
+
+
+@pytest.mark.parametrize("shape", sorted(DEEP_SHAPES))
+def test_syntax_depth_decides_the_limit_exactly(shape):
+    """The bound for one-line nodes never changes the decision at MAX_DEPTH."""
+    allow_deep_syntax()
+    for count in range(MAX_DEPTH // 3 - 20, MAX_DEPTH + 20, 7):
+        tree = ast.parse(DEEP_SHAPES[shape](count))
+        assert (syntax_depth(tree) > MAX_DEPTH) == (true_depth(tree) > MAX_DEPTH), count
