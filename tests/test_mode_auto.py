@@ -204,3 +204,12 @@ def test_entry_imports_go_after_the_docstring_and_future_imports(before, after):
     new, _ = insert_at_top(before, ast.parse(before), IMPORTS)
     assert new == after
     compile(new, "<entry>", "exec")
+
+
+def test_rules_list_shows_the_rules_of_a_mode():
+    auto = run_cli("rules", "list", "--mode", "auto", "-v", "2.8.0")
+    assert auto.returncode == 0, auto.stderr
+    ids = [line.split("|")[1].strip() for line in auto.stdout.splitlines() if line.startswith("| G2N")]
+    assert ids == [f"G2N70{n}" for n in range(9)]
+    full = run_cli("rules", "list", "-v", "2.8.0")
+    assert "| G2N001 " in full.stdout and "| G2N700 " not in full.stdout

@@ -17,7 +17,10 @@ from gpu2npu import __version__
 from gpu2npu.errors import ESCAPE_BYTES, UserError
 from gpu2npu.modes import modes as analyse_modes
 from gpu2npu.options import OutputOptions, ProjectOptions
+from gpu2npu.styles import styles as migration_modes
 from gpu2npu.versions import default_version, known_versions, resolve_version
+
+MIGRATION_MODES = [style.name for style in migration_modes()]  # the default first
 
 
 class Gpu2NpuGroup(click.Group):
@@ -110,8 +113,6 @@ def force_option(suffix: str):
 
 def style_options(function):
     """--mode and --entry, shared by migrate and check."""
-    from gpu2npu.styles import DEFAULT, styles
-
     function = click.option(
         "--entry",
         "entries",
@@ -123,10 +124,10 @@ def style_options(function):
     return click.option(
         "--mode",
         "style",
-        type=click.Choice([style.name for style in styles()]),
-        default=DEFAULT,
+        type=click.Choice(MIGRATION_MODES),
+        default=MIGRATION_MODES[0],
         show_default=True,
-        help="; ".join(f"{style.name}: {style.help}" for style in styles()) + ".",
+        help="; ".join(f"{style.name}: {style.help}" for style in migration_modes()) + ".",
     )(function)
 
 
@@ -211,12 +212,15 @@ def rules():
 @version_option
 @rule_option("Also list the rules of this file.")
 @click.option("--all-versions", is_flag=True, help="List rules of every version, not only the target's.")
-def rules_list(version, rule_files, all_versions):
+@click.option(
+    "--mode", "style", type=click.Choice(MIGRATION_MODES), default=MIGRATION_MODES[0], help="Migration mode."
+)
+def rules_list(version, rule_files, all_versions, style):
     """List rule ids, kinds and what each rule does."""
     from gpu2npu.commands.rules import rules_table
 
     target = chosen_version(version, announce=False)
-    click.echo(rules_table(tuple(rule_files), None if all_versions else target))
+    click.echo(rules_table(tuple(rule_files), None if all_versions else target, style))
 
 
 @rules.command("validate")
