@@ -16,6 +16,7 @@ import warnings
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+PROGRESS_EVERY = 1000
 sys.path.insert(0, str(ROOT / "tests"))
 
 from fuzzing import check_migration, programs  # noqa: E402
@@ -33,6 +34,8 @@ def run(strategy, count: int, wrap, chosen_seed: int, index) -> tuple:
     @given(strategy)
     def one(data):
         tally["cases"] += 1
+        if tally["cases"] % PROGRESS_EVERY == 0:  # a long run shows that it is alive
+            print(f"  {tally['cases']} cases, {tally['failures']} failure(s)", flush=True)
         try:
             check_migration(wrap(data), index)
         except Exception as exc:  # report and go on: one run finds them all
