@@ -2,7 +2,7 @@
 """The long fuzzing run: generated programs (and random bytes) through the migration, with the
 properties of tests/fuzzing.py; prints cases/s and every failure.
 
-    python tools/fuzz.py [--programs 20000] [--bytes 20000] [--seed 0]
+    python tools/fuzz.py [--programs 20000] [--bytes 20000] [--seed 0] [--chunk 1000]
 
 Needs the test extra (hypothesis, hypothesmith). Exit status 1 when a case failed.
 """
@@ -10,6 +10,7 @@ Needs the test extra (hypothesis, hypothesmith). Exit status 1 when a case faile
 from __future__ import annotations
 
 import argparse
+import hashlib
 import sys
 import time
 import warnings
@@ -25,15 +26,17 @@ from hypothesis import HealthCheck, given, seed, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 
-def run(strategy, count: int, wrap, chosen_seed: int, index) -> tuple:
-    """(cases, failures, seconds); each failure is printed with its input."""
+def run(strategy, count: int, wrap, chosen_seed: int, index, chunk_size: int = 1000) -> tuple:
+    """(cases, distinct cases, failures, seconds); each failure is printed with its input. The
+    cases are drawn in chunks of ``chunk_size``, each a fresh Hypothesis run with a seed of its own: one
+    long run slows down and grows without bound (its record of every example drawn), while a
+    chunk runs at the speed of a fresh start."""
     tally = {"cases": 0, "failures": 0}
+    seen = set()
 
-    @seed(chosen_seed)
-    @settings(max_examples=count, deadline=None, database=None, suppress_health_check=list(HealthCheck))
-    @given(strategy)
-    def one(data):
+    def check(data):
         tally["cases"] += 1
+        seen.add(hashlib.sha256(wrap(data)).digest())
         if tally["cases"] % PROGRESS_EVERY == 0:  # a long run shows that it is alive
             print(f"  {tally['cases']} cases, {tally['failures']} failure(s)", flush=True)
         try:
@@ -43,8 +46,15 @@ def run(strategy, count: int, wrap, chosen_seed: int, index) -> tuple:
             print(f"FAILURE {type(exc).__name__}: {exc}\n{wrap(data)!r}\n", flush=True)
 
     start = time.perf_counter()
-    one()
-    return tally["cases"], tally["failures"], time.perf_counter() - start
+    for number, first in enumerate(range(0, count, chunk_size)):
+        examples = min(chunk_size, count - first)
+        chunk = seed(chosen_seed * 1_000_003 + number)(
+            settings(
+                max_examples=examples, deadline=None, database=None, suppress_health_check=list(HealthCheck)
+            )(given(strategy)(check))
+        )
+        chunk()
+    return tally["cases"], len(seen), tally["failures"], time.perf_counter() - start
 
 
 def main(argv=None) -> int:
@@ -52,6 +62,7 @@ def main(argv=None) -> int:
     parser.add_argument("--programs", type=int, default=20000)
     parser.add_argument("--bytes", type=int, default=20000)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--chunk", type=int, default=1000, help="cases per Hypothesis run")
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")  # the generated programs' own SyntaxWarnings
     index = builtin_index()
@@ -63,11 +74,13 @@ def main(argv=None) -> int:
     for name, strategy, count, wrap in suites:
         if count <= 0:
             continue
-        cases, failures, seconds = run(strategy, count, wrap, args.seed, index)
+        cases, distinct, failures, seconds = run(strategy, count, wrap, args.seed, index, args.chunk)
         failed += failures
+        rate = cases / seconds
         print(
-            f"{name}: {cases} cases in {seconds:.0f} s ({cases / seconds:.1f} cases/s), {failures} failure(s)"
+            f"{name}: {cases} cases ({distinct} distinct) in {seconds:.0f} s ({rate:.1f} cases/s), ", end=""
         )
+        print(f"{failures} failure(s)")
     return 1 if failed else 0
 
 
