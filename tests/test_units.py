@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import pytest
+from helpers import migrate
 
 from gpu2npu.errors import UserError
 from gpu2npu.project import progress
@@ -99,3 +100,21 @@ def test_syntax_depth_decides_the_limit_exactly(shape):
     for count in range(MAX_DEPTH // 3 - 20, MAX_DEPTH + 20, 7):
         tree = ast.parse(DEEP_SHAPES[shape](count))
         assert (syntax_depth(tree) > MAX_DEPTH) == (true_depth(tree) > MAX_DEPTH), count
+
+
+def test_a_lone_carriage_return_counts_as_a_line_as_python_counts_it():
+    """Found by the fuzzer: a backslash continuation ended by a lone CR shifted every later line
+    of the rewrite pass by one against ast's numbers, so a capability read kept on CUDA (G2N091)
+    was rewritten, and a second migration rewrote the next one."""
+    source = (
+        b"import torch\n"
+        b"x = 1 + \\\r 2\n"
+        b"s = '''a\rb'''\n"
+        b"p = torch.cuda.get_device_properties(0).major\n"
+        b"y = torch.zeros(2).cuda()\n"
+    )
+    migrated = migrate(source.decode(), dedent=False).encode()
+    assert migrated == source.replace(b"import torch\n", b"import torch\nimport torch_npu\n").replace(
+        b".cuda()", b".npu()"
+    )
+    assert migrate(migrated.decode(), dedent=False).encode() == migrated

@@ -22,7 +22,7 @@ from gpu2npu.rewrite.guards import ANY_RECEIVER
 from gpu2npu.rewrite.imports import already_imported, import_line, imports_module
 from gpu2npu.rewrite.strings import rewrite_formatted_string, rewrite_simple_string
 from gpu2npu.source.imports import bound_by_from_import, bound_by_import
-from gpu2npu.source.lines import NewlineCounter
+from gpu2npu.source.lines import NewlineCounter, line_breaks
 from gpu2npu.source.names import chain_parts, dotted_expression, dotted_name
 from gpu2npu.source.scopes import LOCAL, ImportBinding, ScopeStack
 
@@ -137,7 +137,7 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
 
     def _skip_lines_of(self, node: cst.CSTNode) -> None:
         """Count the newlines inside a node whose children this pass does not visit."""
-        self._newlines += self.code(node).count("\n")
+        self._newlines += line_breaks(self.code(node))
 
     def qualified_name(self, node: cst.BaseExpression) -> Optional[str]:
         """The original qualified name of a dotted reference, through the bindings seen so far."""
@@ -578,7 +578,7 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
 
     def leave_SimpleString(self, original_node, updated_node):
         end = self._newlines + 1
-        start = end - original_node.value.count("\n")
+        start = end - line_breaks(original_node.value)
         if self._is_kept_literal(original_node, start) or self._prose_depth:
             return updated_node
         result = rewrite_simple_string(updated_node, self.index.strings)

@@ -7,6 +7,11 @@ from __future__ import annotations
 import libcst as cst
 
 
+def line_breaks(text: str) -> int:
+    """Line breaks as Python counts them for line numbers: ``\r\n``, ``\n`` and a lone ``\r``."""
+    return text.count("\n") + text.count("\r") - text.count("\r\n")
+
+
 class NewlineCounter:
     """Mixin for a libcst visitor or transformer walking a module in source order."""
 
@@ -16,10 +21,10 @@ class NewlineCounter:
         self._newlines += 1
 
     def visit_SimpleWhitespace(self, node: cst.SimpleWhitespace) -> None:
-        self._newlines += node.value.count("\n")  # backslash continuations
+        self._newlines += line_breaks(node.value)  # backslash continuations
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
-        self._newlines += node.value.count("\n")
+        self._newlines += line_breaks(node.value)
 
     def visit_FormattedStringText(self, node: cst.FormattedStringText) -> None:
-        self._newlines += node.value.count("\n")
+        self._newlines += line_breaks(node.value)
