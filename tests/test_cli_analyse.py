@@ -95,7 +95,7 @@ def test_bad_api_file_existing_output_and_unknown_mode_are_usage_errors(tmp_path
 
 def test_unparsable_files_are_listed_not_dropped(tmp_path):
     write(tmp_path / "proj" / "old.py", "print 'python 2'\n")
-    write(tmp_path / "proj" / "train.py", "import torch\nm = torch.nn.DataParallel(None)\n")
+    write(tmp_path / "proj" / "train.py", "import torch\nm = torch.autograd.profiler.emit_nvtx()\n")
     result = run_cli("analyse", "-i", tmp_path / "proj", "-o", tmp_path / "out", "-v", "2.8.0")
     assert result.returncode == 0, result.stderr
     out = tmp_path / "out" / "proj_analysis"
@@ -111,14 +111,14 @@ def test_unparsable_files_are_listed_not_dropped(tmp_path):
         (out / "unsupported_api.csv")
         .read_text()
         .splitlines()[1]
-        .startswith("train.py,2,2,torch.nn.DataParallel,")
+        .startswith("train.py,2,2,torch.autograd.profiler.emit_nvtx,")
     )
 
 
 @pytest.mark.parametrize("mode", ["torch_apis", "dynamic_shape"])
 def test_modes_that_never_need_jedi_run_without_it(tmp_path, mode):
     """msFmkTransplt crashed without jedi (its bug B1)."""
-    write(tmp_path / "proj" / "train.py", "import torch\nm = torch.nn.DataParallel(None)\n")
+    write(tmp_path / "proj" / "train.py", "import torch\nm = torch.autograd.profiler.emit_nvtx()\n")
     result = run_cli_without(
         "jedi", "analyse", "-i", tmp_path / "proj", "-o", tmp_path / "out", "-v", "2.8.0", "-m", mode
     )
@@ -129,10 +129,10 @@ def test_modes_that_never_need_jedi_run_without_it(tmp_path, mode):
             (out / "unsupported_api.csv")
             .read_text()
             .splitlines()[1]
-            .startswith("train.py,2,2,torch.nn.DataParallel,")
+            .startswith("train.py,2,2,torch.autograd.profiler.emit_nvtx,")
         )
     else:
         assert (
-            "DETECTOR.hook_func(torch.nn.DataParallel, 'torch.nn.DataParallel', 0, None)"
+            "DETECTOR.hook_func(torch.autograd.profiler.emit_nvtx, 'torch.autograd.profiler.emit_nvtx', 0)"
             in (out / "train.py").read_text()
         )

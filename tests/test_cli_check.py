@@ -12,7 +12,9 @@ import yaml
 from helpers import REPO, gpu2npu_command, run_cli, tree_files, write
 
 # A program: `import torch_npu` goes into files that run as programs or use the NPU.
-UNSUPPORTED = 'import torch\n\nmodel = torch.nn.DataParallel(net)\nif __name__ == "__main__":\n    pass\n'
+UNSUPPORTED = (
+    'import torch\n\nmodel = torch.autograd.profiler.emit_nvtx(net)\nif __name__ == "__main__":\n    pass\n'
+)
 UNKNOWN_ONLY = "import torch\nimport torch_npu\n\nids = torch.LongTensor([1])\n"
 CLEAN = "import torch\nimport torch_npu\n\nx = torch.ones(2).npu()\n"
 
@@ -31,7 +33,7 @@ def test_exit_codes(tmp_path):
         "bad.py\n  1:1  note  convertible  not converted yet; gpu2npu migrate would insert: "
     )
     assert (
-        "\n  3:9  error  unsupported  torch.nn.DataParallel: use torch.nn.parallel.DistributedDataParallel"
+        "\n  3:9  error  unsupported  torch.autograd.profiler.emit_nvtx: not supported on NPU for torch 2.8.0"
         in result.stdout
     )
     assert result.stdout.endswith(
@@ -77,11 +79,14 @@ def test_baseline_survives_moved_lines_and_catches_new_findings(tmp_path):
     assert check(tmp_path, "bad.py", "--baseline", "gpu2npu-baseline.json").returncode == 0
     write(tmp_path / "bad.py", "# a comment\n\n" + UNSUPPORTED)  # the finding moves two lines down
     assert check(tmp_path, "bad.py", "--baseline", "gpu2npu-baseline.json").returncode == 0
-    write(tmp_path / "bad.py", "# a comment\n\n" + UNSUPPORTED + "other = torch.nn.DataParallel(net2)\n")
+    write(
+        tmp_path / "bad.py",
+        "# a comment\n\n" + UNSUPPORTED + "other = torch.autograd.profiler.emit_nvtx(net2)\n",
+    )
     result = check(tmp_path, "bad.py", "--baseline", "gpu2npu-baseline.json", "--format", "json")
     assert result.returncode == 1
     shown = json.loads(result.stdout)["findings"]
-    assert [(f["line"], f["api"]) for f in shown] == [(8, "torch.nn.DataParallel")]
+    assert [(f["line"], f["api"]) for f in shown] == [(8, "torch.autograd.profiler.emit_nvtx")]
 
 
 def test_missing_or_broken_baseline_is_a_usage_error(tmp_path):
@@ -99,14 +104,16 @@ def test_missing_or_broken_baseline_is_a_usage_error(tmp_path):
     "comment,expected",
     [
         ("  # gpu2npu: ignore", 0),
-        ("  # gpu2npu: ignore[torch.nn.DataParallel]", 0),
+        ("  # gpu2npu: ignore[torch.autograd.profiler.emit_nvtx]", 0),
         ("  # gpu2npu: ignore[unsupported-api]", 0),
         ("  # gpu2npu: ignore[torch.jit.script]", 1),
         ("  # ignore", 1),
     ],
 )
 def test_inline_suppression(tmp_path, comment, expected):
-    write(tmp_path / "a.py", "import torch\n\nmodel = torch.nn.DataParallel(net)" + comment + "\n")
+    write(
+        tmp_path / "a.py", "import torch\n\nmodel = torch.autograd.profiler.emit_nvtx(net)" + comment + "\n"
+    )
     assert check(tmp_path, "a.py").returncode == expected
 
 
@@ -151,7 +158,8 @@ def test_json_junit_and_github_formats(tmp_path):
         "gpu2npu migrate would insert: insert import torch_npu"
     )
     assert github[1].startswith(
-        "::error file=bad.py,line=3,col=9,title=gpu2npu unsupported-api::torch.nn.DataParallel: use "
+        "::error file=bad.py,line=3,col=9,title=gpu2npu unsupported-api::"
+        "torch.autograd.profiler.emit_nvtx: not "
     )
 
 

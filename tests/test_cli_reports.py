@@ -77,10 +77,14 @@ def test_unsupported_rows_through_aliases_extensions_and_libraries(tmp_path):
             "13",
             "13",
             "torch.nn.DataParallel",
-            "use torch.nn.parallel.DistributedDataParallel (one process per NPU)",
+            (
+                "kept: torch.nn.DataParallel is not supported on the NPU, and this file reads the wrapper's "
+                ".module, which the model alone lacks; remove the wrapper and read the model itself, or "
+                "migrate with the distributed mode (DistributedDataParallel, one process per NPU)"
+            ),
             "unsupported",
             "listed",
-            "docs@2.8.0",
+            "rules:G2N730",
         ],
         [
             "train.py",

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from helpers import as_unprivileged_user, gpu2npu_command, tree_files, write
 
-UNSUPPORTED = "import torch\n\nmodel = torch.nn.DataParallel(net)\n"
+UNSUPPORTED = "import torch\n\nmodel = torch.autograd.profiler.emit_nvtx(net)\n"
 RECREATE = "recreate it with --update-baseline"
 WRITABLE = "name a file in a writable folder"
 READABLE = "check the path and its permissions"

@@ -41,20 +41,20 @@ def test_entry_scripts_get_the_imports_and_every_other_file_stays(tmp_path):
     reports = out / "transplant_result_file"
     assert rows(reports / "change_list.csv") == [
         ["File", "Start Line", "End Line", "Operation Type", "Message", "Rule"],
-        ["tools/prepare.py", "2", "2", "INSERT", "insert import torch_npu (entry script)", "G2N700"],
+        ["tools/prepare.py", "1", "1", "INSERT", "insert import torch_npu (entry script)", "G2N700"],
         [
             "tools/prepare.py",
-            "3",
-            "3",
+            "1",
+            "1",
             "INSERT",
             "insert from torch_npu.contrib import transfer_to_npu (entry script)",
             "G2N701",
         ],
-        ["train.py", "4", "4", "INSERT", "insert import torch_npu (entry script)", "G2N700"],
+        ["train.py", "3", "3", "INSERT", "insert import torch_npu (entry script)", "G2N700"],
         [
             "train.py",
-            "5",
-            "5",
+            "3",
+            "3",
             "INSERT",
             "insert from torch_npu.contrib import transfer_to_npu (entry script)",
             "G2N701",
@@ -116,7 +116,8 @@ def test_a_single_file_is_its_own_entry(tmp_path):
         ),
         (
             ["--entry", "model.py", "--mode", "full"],
-            "gpu2npu: error: --entry is not used by --mode full; drop --entry or use --mode auto",
+            "gpu2npu: error: --entry is not used by --mode full; "
+            "drop --entry or use --mode auto or specify-device",
         ),
     ],
     ids=["entry outside the input", "entry without auto"],
@@ -151,10 +152,10 @@ def test_check_in_auto_mode_reports_the_same_findings_and_writes_nothing(tmp_pat
     findings = json.loads(result.stdout)["findings"]
     summary = sorted((f["file"], f["line"], f["severity"], f["rule"]) for f in findings)
     assert summary == [
-        ("proj/tools/prepare.py", 2, "note", "G2N700"),
-        ("proj/tools/prepare.py", 3, "note", "G2N701"),
-        ("proj/train.py", 4, "note", "G2N700"),
-        ("proj/train.py", 5, "note", "G2N701"),
+        ("proj/tools/prepare.py", 1, "note", "G2N700"),
+        ("proj/tools/prepare.py", 1, "note", "G2N701"),
+        ("proj/train.py", 3, "note", "G2N700"),
+        ("proj/train.py", 3, "note", "G2N701"),
         ("proj/train.py", 14, "error", "G2N705"),
         ("proj/train.py", 20, "warning", "G2N702"),
         ("proj/train.py", 22, "note", "G2N702"),
@@ -210,6 +211,8 @@ def test_rules_list_shows_the_rules_of_a_mode():
     auto = run_cli("rules", "list", "--mode", "auto", "-v", "2.8.0")
     assert auto.returncode == 0, auto.stderr
     ids = [line.split("|")[1].strip() for line in auto.stdout.splitlines() if line.startswith("| G2N")]
-    assert ids == [f"G2N70{n}" for n in range(9)]
+    assert ids == [f"G2N70{n}" for n in range(9)] + ["G2N730", "G2N731", "G2N732"]  # + every mode's
     full = run_cli("rules", "list", "-v", "2.8.0")
-    assert "| G2N001 " in full.stdout and "| G2N700 " not in full.stdout
+    assert "| G2N001 " in full.stdout and "| G2N730 " in full.stdout and "| G2N700 " not in full.stdout
+    specify = run_cli("rules", "list", "--mode", "specify-device", "-v", "2.8.0")
+    assert "| G2N001 " in specify.stdout and "| G2N720 " in specify.stdout and "| G2N720 " not in full.stdout

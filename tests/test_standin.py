@@ -533,6 +533,13 @@ RUNNABLE = {
         "amp False scaler False device cpu",
         "amp True scaler True device npu",
     ),
+    # DataParallel, unsupported on the NPU, is replaced by the model it wraps (G2N730)
+    "data_parallel": (
+        ["--steps", "12", "--checkpoint", "{out}/model.pt"],
+        1,
+        "device cpu model Sequential",
+        "device npu model Sequential",
+    ),
     # its apex guard is kept on CUDA (G2N090), so the NPU takes torch's LayerNorm
     "fused_norm": (["--steps", "12"], 1, "device cpu norm LayerNorm", "device npu norm LayerNorm"),
     # its capability test stays on CUDA (G2N091) and its exported metadata still says 'cuda' (G2N092)
@@ -567,21 +574,32 @@ def losses(stdout: str):
 # its CUDA branch and imports apex's CUDA kernels (on an NPU only the full migration keeps the
 # guard), and resume reads get_device_properties(0).major, which NPU device properties do not have.
 AUTOMATIC_FIRST = {
+    "data_parallel": "device cuda model Sequential",
     "mnist": "device cuda",
     "word_language_model": "cuda True devices 1",
     "ddp": "backend nccl device type cuda world size 2",
     "amp": "amp True scaler True device cuda",
 }
-MIGRATIONS = [(name, "full") for name in sorted(RUNNABLE)] + [
-    (name, "auto") for name in sorted(AUTOMATIC_FIRST)
-]
+# -s: single-card programs, run with DEVICE_ID=1 on an emulated machine of two cards (the first
+# line the copy made with -s prints).
+SPECIFY_DEVICE_FIRST = {
+    "amp": "amp True scaler True device npu",
+    "mnist": "device npu",
+    "word_language_model": "cuda True devices 2",
+}
+MIGRATIONS = (
+    [(name, "full") for name in sorted(RUNNABLE)]
+    + [(name, "auto") for name in sorted(AUTOMATIC_FIRST)]
+    + [(name, "specify-device") for name in sorted(SPECIFY_DEVICE_FIRST)]
+)
 
 
 @pytest.mark.parametrize("name,mode", MIGRATIONS)
 def test_migrated_program_prints_the_original_losses_under_the_standin(name, mode, tmp_path):
     require_torch()
     arguments, devices, original_first, migrated_first = RUNNABLE[name]
-    migrated_first = AUTOMATIC_FIRST[name] if mode == "auto" else migrated_first
+    first_lines = {"auto": AUTOMATIC_FIRST, "specify-device": SPECIFY_DEVICE_FIRST}
+    migrated_first = first_lines[mode][name] if mode in first_lines else migrated_first
     original = tmp_path / name
     shutil.copytree(PROGRAMS / name, original)
     result = run_cli("migrate", "-i", original, "-o", tmp_path / "out", "-v", "2.8.0", "--mode", mode)
@@ -595,10 +613,11 @@ def test_migrated_program_prints_the_original_losses_under_the_standin(name, mod
 
     # Side by side (one intra-op thread each): the original with plain python on the CPU, the
     # migrated copy under the stand-in, and the migrated copy with plain python.
-    standin = gpu2npu_command() + ["run", "--devices", str(devices), "--"]
+    device_id = {"DEVICE_ID": "1"} if mode == "specify-device" else {}
+    standin = gpu2npu_command() + ["run", "--devices", str(max(devices, len(device_id) * 2)), "--"]
     runs = [
         start(command(original), tmp_path / "original_run", plain_env()),
-        start(command(migrated, standin), tmp_path / "standin_run", plain_env()),
+        start(command(migrated, standin), tmp_path / "standin_run", plain_env(**device_id)),
         start(command(migrated), tmp_path / "plain_run", plain_env()),
     ]
     original_out, _ = finish(runs[0])
@@ -614,6 +633,84 @@ def test_migrated_program_prints_the_original_losses_under_the_standin(name, mod
     assert len(losses(original_out)) >= 10
     # and without the stand-in the migrated copy cannot even start on this machine
     assert "ModuleNotFoundError: No module named 'torch_npu'" in without_standin
+
+
+@pytest.mark.parametrize(
+    "device_id,selected", [("1", "1 npu:1 npu:1"), ("", "0 npu:0 npu:0"), ("x", "0 npu:0 npu:0")]
+)
+def test_s_selects_the_card_of_device_id(device_id, selected, tmp_path):
+    require_torch()
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import torch\n"
+        "if __name__ == '__main__':\n"
+        "    d = torch.device('cuda', 0)\n"
+        "    print(torch.cuda.current_device(), d, torch.device('cuda:0'))\n"
+    )
+    result = run_cli("migrate", "-i", script, "-o", tmp_path / "out", "-v", "2.8.0", "-s")
+    assert result.returncode == 0, result.stderr
+    run = subprocess.run(
+        gpu2npu_command() + ["run", "--devices", "2", "--", sys.executable, "train.py"],
+        cwd=tmp_path / "out" / "train_msft",
+        env=plain_env(DEVICE_ID=device_id),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert (run.returncode, run.stdout) == (0, selected + "\n"), run.stderr
+
+
+def eval_losses(stdout: str):
+    return [float(line.rsplit(" ", 1)[1]) for line in stdout.splitlines() if " eval loss " in line]
+
+
+def test_distributed_copy_on_two_processes_ends_each_epoch_with_the_original_loss(tmp_path):
+    """The original trains on one process with batches of 16; the distributed copy, started by its
+    launcher (torchrun, hccl on gloo), on two with 8 each: the same global batch. Its sampler
+    (shuffle=False, as the original) gives rank r the samples r, r+2, ...: together each step's
+    batch of the original, and DDP averages the two halves' gradients into the original's."""
+    require_torch()
+    source = tmp_path / "distributed_run"
+    shutil.copytree(REPO / "tests" / "projects" / "distributed_run", source)
+    result = run_cli(
+        "migrate",
+        "-i",
+        source,
+        "-o",
+        tmp_path / "out",
+        "-v",
+        "2.8.0",
+        "distributed",
+        "-m",
+        source / "main.py",
+    )
+    assert result.returncode == 0, result.stderr
+    migrated = tmp_path / "out" / "distributed_run_msft_multi"
+    common = ["--epochs", "2", "--checkpoint"]
+    original = subprocess.run(
+        [sys.executable, "main.py", "--batch-size", "16", *common, str(tmp_path / "original.pt")],
+        cwd=source, env=plain_env(), capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert original.returncode == 0, original.stderr
+    path = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
+    launcher = ["sh", "run_distributed_npu.sh", "2", "--batch-size", "8", *common, str(tmp_path / "multi.pt")]
+    multi = subprocess.run(
+        gpu2npu_command() + ["run", "--devices", "2", "--", *launcher],
+        cwd=migrated, env=plain_env(PATH=path), capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert multi.returncode == 0, multi.stderr
+    assert original.stdout.splitlines()[0] == "device cpu"
+    assert multi.stdout.splitlines()[0] == "device npu"  # printed by rank 0 only: one line each
+    assert len(multi.stdout.splitlines()) == len(original.stdout.splitlines()) == 3
+    expected, got = eval_losses(original.stdout), eval_losses(multi.stdout)
+    assert len(expected) == len(got) == 2
+    # the same arithmetic in another order (two half-batch means averaged): close to float32 rounding
+    assert got == pytest.approx(expected, rel=1e-5)
+    import torch
+
+    saved, wanted = torch.load(tmp_path / "multi.pt"), torch.load(tmp_path / "original.pt")
+    assert saved.keys() == wanted.keys()  # saved through model.module: no "module." prefix
+    assert all(torch.allclose(saved[k], wanted[k], rtol=1e-5, atol=1e-6) for k in wanted)
 
 
 # program, the rules switched off, a line of the migrated copy, the error its run ends with

@@ -20,7 +20,7 @@ from gpu2npu.source.modules import module_names
 LIBRARY = REPO / "tests" / "projects" / "third_party"
 ENV = REPO / "tests" / "projects" / "third_party_env"
 OPS = "file_path:mylib/ops.py, start_line:{}, api_name:{}"
-DP = OPS.format(7, "torch.nn.DataParallel")
+DP = OPS.format(7, "torch.autograd.profiler.emit_nvtx")
 EXT = OPS.format(11, "mylib._ext.fused_add")
 
 
@@ -84,7 +84,10 @@ def test_every_function_reaching_an_unsupported_api_or_cuda_operator_is_reported
     ]
     assert rows(out / "framework_unsupported_op.csv") == [
         ["Torch API", "Affected 3rd-party API"],
-        ["torch.nn.DataParallel", "mylib.loop.ping\nmylib.loop.pong\nmylib.ops.parallel\nmylib.train.fit"],
+        [
+            "torch.autograd.profiler.emit_nvtx",
+            "mylib.loop.ping\nmylib.loop.pong\nmylib.ops.parallel\nmylib.train.fit",
+        ],
     ]
     assert rows(out / "migration_needed_op.csv") == [
         ["Torch API", "Affected 3rd-party API"],
@@ -200,7 +203,10 @@ def test_several_values_after_one_flag_as_msfmktransplt_takes_them(tmp_path):
 
 
 def test_an_unparsable_module_is_listed_and_the_rest_analysed(tmp_path):
-    write(tmp_path / "lib" / "good.py", "import torch\n\ndef wrap(m):\n    return torch.nn.DataParallel(m)\n")
+    write(
+        tmp_path / "lib" / "good.py",
+        "import torch\n\ndef wrap(m):\n    return torch.autograd.profiler.emit_nvtx(m)\n",
+    )
     write(tmp_path / "lib" / "bad.py", "def broken(:\n")
     result = run_cli(
         "analyse", "-i", tmp_path / "lib", "-o", tmp_path / "out", "-m", "third_party", "-v", "2.8.0"
@@ -208,7 +214,11 @@ def test_an_unparsable_module_is_listed_and_the_rest_analysed(tmp_path):
     assert result.returncode == 0, result.stderr
     out = tmp_path / "out" / "lib_analysis"
     assert rows(out / "full_unsupported_results.csv")[1:] == [
-        ["good.py", "good.wrap", "file_path:good.py, start_line:4, api_name:torch.nn.DataParallel"]
+        [
+            "good.py",
+            "good.wrap",
+            "file_path:good.py, start_line:4, api_name:torch.autograd.profiler.emit_nvtx",
+        ]
     ]
     assert (
         "bad.py: skipped: cannot be parsed as Python 3 (syntax error at line 1)"

@@ -86,18 +86,18 @@ def version_option(function):
     )(function)
 
 
-def input_option(help_text: str):
+def input_option(help_text: str, required: bool = True):
     return click.option(
-        "-i", "--input", "input_path", required=True, type=click.Path(path_type=Path), help=help_text
+        "-i", "--input", "input_path", required=required, type=click.Path(path_type=Path), help=help_text
     )
 
 
-def output_option(suffix: str):
+def output_option(suffix: str, required: bool = True):
     return click.option(
         "-o",
         "--output",
         "output_path",
-        required=True,
+        required=required,
         type=click.Path(path_type=Path),
         help=f"Directory that receives <name>{suffix}/ (created if missing).",
     )
@@ -111,15 +111,25 @@ def force_option(suffix: str):
     return click.option("--force", is_flag=True, help=f"Replace an existing <name>{suffix} output.")
 
 
+SPECIFY_DEVICE = "specify-device"
+
+
 def style_options(function):
-    """--mode and --entry, shared by migrate and check."""
+    """--mode, -s and --entry, shared by migrate and check."""
     function = click.option(
         "--entry",
         "entries",
         multiple=True,
         type=click.Path(path_type=Path),
         metavar="FILE",
-        help="--mode auto: the script that starts the training (default: found); repeat for several.",
+        help="--mode auto or specify-device: the script that starts the training (default: found); "
+        "repeat for several. --mode distributed: the main script.",
+    )(function)
+    function = click.option(
+        "-s",
+        "--specify-device",
+        is_flag=True,
+        help=f"Same as --mode {SPECIFY_DEVICE} (msFmkTransplt's -s).",
     )(function)
     return click.option(
         "--mode",
@@ -136,12 +146,23 @@ jobs_option = click.option(
 )
 
 
+def _style_for(style: str, specify_device: bool) -> str:
+    """-s is --mode specify-device; with another --mode it is a contradiction."""
+    if not specify_device:
+        return style
+    if style not in (MIGRATION_MODES[0], SPECIFY_DEVICE):
+        raise UserError(f"-s and --mode {style} contradict each other", "give one of them")
+    return SPECIFY_DEVICE
+
+
 def _entries_for(style: str, entries) -> tuple:
     """--entry only means something to a mode that inserts into entry scripts."""
     from gpu2npu.styles import style_named
 
     if entries and not style_named(style).entry_scripts:
-        raise UserError(f"--entry is not used by --mode {style}", "drop --entry or use --mode auto")
+        raise UserError(
+            f"--entry is not used by --mode {style}", f"drop --entry or use --mode auto or {SPECIFY_DEVICE}"
+        )
     return tuple(entries)
 
 
@@ -155,9 +176,10 @@ def chosen_version(text, announce: bool = True) -> str:
     return resolve_version(text)
 
 
-@main.command()
-@input_option("Project directory or single .py file.")
-@output_option("_msft")
+# -i and -o are checked in the callbacks, so that `migrate distributed --help` works without them.
+@main.group(invoke_without_command=True, subcommand_metavar="[distributed -m MAIN [-t MODEL]]")
+@input_option("Project directory or single .py file.  [required]", required=False)
+@output_option("_msft", required=False)
 @version_option
 @rule_option("Extra rule file (JSON or YAML); repeat for several.")
 @click.option(
@@ -171,11 +193,75 @@ def chosen_version(text, announce: bool = True) -> str:
 @jobs_option
 @force_option("_msft")
 @click.option("--diff", is_flag=True, help="Write nothing; print a unified diff of every change.")
-def migrate(input_path, output_path, version, rule_files, disabled, style, entries, jobs, force, diff):
-    """Rewrite a CUDA training tree (or one file) into OUTPUT/<name>_msft/."""
+@click.pass_context
+def migrate(
+    ctx,
+    input_path,
+    output_path,
+    version,
+    rule_files,
+    disabled,
+    style,
+    specify_device,
+    entries,
+    jobs,
+    force,
+    diff,
+):
+    """Rewrite a CUDA training tree (or one file) into OUTPUT/<name>_msft/.
+
+    After the options, `distributed -m MAIN [-t MODEL]` makes a single-card script multi-card
+    (msFmkTransplt's syntax): OUTPUT/<name>_msft_multi/ with a torchrun launcher."""
+    settings = (input_path, output_path, version, rule_files, disabled, jobs, force, diff)
+    if ctx.invoked_subcommand is not None:
+        if style != MIGRATION_MODES[0] or specify_device or entries:
+            raise UserError("distributed takes no --mode, -s or --entry", "name the main script with -m")
+        ctx.obj = settings
+        return
+    style = _style_for(style, specify_device)
+    _migrate(*settings, style=style, entries=_entries_for(style, entries))
+
+
+@migrate.command("distributed")
+@click.option(
+    "-m", "--main", "main_script", required=True, type=click.Path(path_type=Path), help="The training script."
+)
+@click.option(
+    "-t",
+    "--target_model",
+    "--target-model",
+    "target_model",
+    default="model",
+    show_default=True,
+    help="The variable holding the model (model, self.model, ...).",
+)
+@click.option(
+    "--shard-eval",
+    is_flag=True,
+    help="Shard the evaluation loaders too (default: each process evaluates all).",
+)
+@click.pass_obj
+def migrate_distributed(settings, main_script, target_model, shard_eval):
+    """Single card to multi-card: process group from torchrun's environment (hccl), the model in
+    DistributedDataParallel, training loaders sharded, logging and saving on rank 0."""
+    _migrate(
+        *settings,
+        style="distributed",
+        entries=(main_script,),
+        entry_flag="-m",
+        target_model=target_model,
+        shard_eval=shard_eval,
+    )
+
+
+def _migrate(input_path, output_path, version, rule_files, disabled, jobs, force, diff, **mode) -> None:
+    """Run one migration; ``mode``: the ProjectOptions of the migration mode (style, entries, ...)."""
     from gpu2npu.commands.migrate import print_diffs, run_migration
     from gpu2npu.report.summary import summary_table
 
+    for value, option in ((input_path, "'-i' / '--input'"), (output_path, "'-o' / '--output'")):
+        if value is None:
+            raise click.UsageError(f"Missing option {option}.")
     options = ProjectOptions(
         input=input_path,
         version=chosen_version(version),
@@ -183,11 +269,11 @@ def migrate(input_path, output_path, version, rule_files, disabled, style, entri
         disabled_rules=tuple(disabled),
         jobs=jobs,
         progress=sys.stderr.isatty(),
-        style=style,
-        entries=_entries_for(style, entries),
+        **mode,
     )
+    output = OutputOptions(output_path, force)
     started = time.monotonic()
-    run = run_migration(options, OutputOptions(output_path, force), diff)
+    run = run_migration(options, output, diff)
     elapsed = time.monotonic() - started
     if diff:
         print_diffs(run)
@@ -196,6 +282,8 @@ def migrate(input_path, output_path, version, rule_files, disabled, style, entri
         click.echo(summary_table(run))
         click.echo(f"migrated {input_path} -> {output_path / run.output_name} in {elapsed:.1f} s")
         click.echo(f"reports: {output_path / run.output_name / 'transplant_result_file'}")
+        if run.launcher:
+            click.echo(f"launcher: {output_path / run.output_name / run.launcher} [NPUS] [arguments...]")
     if run.had_internal_errors:
         click.echo(
             "gpu2npu: some files hit an internal error and were copied unchanged; please report it", err=True
@@ -286,6 +374,7 @@ def check(
     update_baseline,
     excludes,
     style,
+    specify_device,
     entries,
     jobs,
 ):
@@ -299,6 +388,7 @@ def check(
     if update_baseline and baseline is None:
         raise UserError("--update-baseline needs --baseline FILE", "name the file to write")
     target = chosen_version(version, announce=False)
+    style = _style_for(style, specify_device)
     result = run_check(
         paths,
         target,

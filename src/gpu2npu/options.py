@@ -20,6 +20,9 @@ class ProjectOptions:
     progress: bool = False
     style: str = "full"  # the migration mode (gpu2npu.styles)
     entries: Tuple[Path, ...] = ()  # entry scripts named with --entry (else found by the scan)
+    entry_flag: str = "--entry"  # how the user named the entries (distributed: -m), for messages
+    target_model: str = "model"  # distributed: the variable holding the model (-t)
+    shard_eval: bool = False  # distributed: shard evaluation loaders too
 
     @property
     def workers(self) -> int:

@@ -131,8 +131,8 @@ class ApiJudge:
     def _torch_row(self, site: CallSite) -> Optional[ApiRow]:
         api = normalise_api(site.api)
         decision = self.index.resolve_name(api)
-        if decision is not None and decision.new is not None:
-            return None  # the migration rewrites it
+        if (decision is not None and decision.new is not None) or api in self.index.replaced_apis:
+            return None  # the migration rewrites it (or reports where it cannot)
         if decision is not None and (decision.removed_in or decision.old.startswith("torch.cuda")):
             tip = decision.tip or (
                 f"no NPU counterpart for torch {self.version}, so it stays on CUDA: "
@@ -260,7 +260,7 @@ def api_reports(
 def _kept_row(file: str, kept, index: RuleIndex) -> ApiRow:
     """Code a rule keeps as it is (a CUDA test, a call, a compared string): manual work, with the
     rule's tip; unsupported unless the kept code works on the NPU as it is."""
-    tip = index.rules_by_id[kept.rule_id]["tip"]
+    tip = kept.tip or index.rules_by_id[kept.rule_id]["tip"]
     status = LIMITED if kept.works else UNSUPPORTED
     source = f"rules:{kept.rule_id}"
     return ApiRow(

@@ -3,26 +3,42 @@ or, with ``--diff``, the changes as a unified diff and nothing written."""
 
 from __future__ import annotations
 
+import shlex
 import sys
 
 from gpu2npu.options import OutputOptions, ProjectOptions
 from gpu2npu.project.output import AtomicTree
 from gpu2npu.project.paths import destination
 from gpu2npu.project.plan import REPORT_DIR
-from gpu2npu.project.service import MIGRATION_SUFFIX, ProjectRun, migrate_files, start_project
+from gpu2npu.project.service import ProjectRun, migrate_files, start_project
 from gpu2npu.report.migration import write_reports
+from gpu2npu.styles import style_named
 
 
 def run_migration(options: ProjectOptions, output: OutputOptions, diff: bool = False) -> ProjectRun:
-    target = destination(options.input, output, MIGRATION_SUFFIX, writes=not diff)
+    style = style_named(options.style)
+    target = destination(options.input, output, style.output_suffix, writes=not diff)
     run = start_project(options, target.name)
     if diff:
         migrate_files(run, None)
         return run
     with AtomicTree.building(target, output.force) as tree:
         migrate_files(run, tree)
+        if style.launcher:
+            run.launcher = _write_launcher(tree, style, run)
         write_reports(tree.path(REPORT_DIR), run)
     return run
+
+
+def _write_launcher(tree: AtomicTree, style, run: ProjectRun) -> str:
+    """The mode's launch script at the output root, unless the input has a file of that name."""
+    path = tree.path(style.launcher_name)
+    if path.exists() or path.is_symlink():
+        return ""
+    (main,) = run.scan.facts.entries
+    path.write_text(style.launcher.format(main=shlex.quote(main)), encoding="utf-8")
+    path.chmod(0o755)
+    return style.launcher_name
 
 
 def print_diffs(run: ProjectRun, stream=sys.stdout) -> None:

@@ -36,7 +36,7 @@ def scan_project(plan: Plan, index: RuleIndex, chosen_entries: FrozenSet[str] = 
     imported: Set[str] = set()
     imported_as_modules: Set[str] = set()
     starting: Dict[str, bool] = {}  # files that start a program when run: guarded by __main__?
-    find_entries = bool(index.entry_imports) and not chosen_entries
+    find_entries = index.uses_entry_scripts and not chosen_entries
     for rel, data in _python_sources(plan):
         imported |= _imported_module_names(data)
         if find_entries:

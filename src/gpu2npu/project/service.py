@@ -8,6 +8,7 @@ written), process its Python files in the pool, and judge the API uses found.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, FrozenSet, List, Optional
@@ -21,13 +22,16 @@ from gpu2npu.project.parallel import run_jobs
 from gpu2npu.project.paths import output_name
 from gpu2npu.project.plan import PYTHON, Plan, plan_input
 from gpu2npu.project.scan import ProjectScan, analysis_context, scan_project
+from gpu2npu.rewrite.distributed import has_training_loop
 from gpu2npu.rules.index import RuleIndex, compile_index
 from gpu2npu.rules.kind import kind_named
 from gpu2npu.rules.loader import load_rules
 from gpu2npu.rules.model import RuleSet
+from gpu2npu.source.parse import parse_ast
 from gpu2npu.styles import style_named
 
 MIGRATION_SUFFIX = "_msft"
+TARGET_MODEL = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 
 
 @dataclass
@@ -41,6 +45,7 @@ class ProjectRun:
     copied: int = 0
     links: int = 0
     apis: Optional[ApiReports] = None  # the API reports (not made for --diff)
+    launcher: str = ""  # the launch script the mode wrote at the output root, if any
 
     def describe_rule(self, rule_id: str) -> str:
         rule = self.index.rules_by_id.get(rule_id)
@@ -85,7 +90,12 @@ def start_project(options: ProjectOptions, name: str, extra: Optional[RuleSet] =
     """Rules compiled, the tree planned and scanned; ``name``: of the migrated tree."""
     index = build_index(options, extra)
     plan = plan_input(options.input)
-    scan = scan_project(plan, index, _chosen_entries(options, plan))
+    style = style_named(options.style)
+    entries = _chosen_entries(options, plan)
+    if style.one_entry:
+        _check_main(options, plan, entries)
+    scan = scan_project(plan, index, entries)
+    scan.facts.target_model, scan.facts.shard_eval = options.target_model, options.shard_eval
     if index.entry_imports and not scan.facts.entries:
         raise UserError(
             f"no entry script found in '{options.input}' (a file with if __name__ == '__main__': or a "
@@ -95,20 +105,47 @@ def start_project(options: ProjectOptions, name: str, extra: Optional[RuleSet] =
     return ProjectRun(options, index, plan, name, scan)
 
 
+def _check_main(options: ProjectOptions, plan: Plan, entries: FrozenSet[str]) -> None:
+    """Distributed: one main script, with a training loop, and a model name that is a name."""
+    if len(entries) != 1:
+        raise UserError("the distributed mode needs the main script", "name it with -m MAIN (or one --entry)")
+    if not TARGET_MODEL.match(options.target_model):
+        raise UserError(
+            f"-t '{options.target_model}' is not a variable or attribute path",
+            "give one such as model or self.model",
+        )
+    (main,) = entries
+    tree = (
+        parse_ast((plan.root / main).read_bytes())
+        if options.input.is_dir()
+        else parse_ast(options.input.read_bytes())
+    )
+    if tree is None:
+        raise UserError(
+            f"the main script '{main}' cannot be parsed as Python 3", "fix it, or name another with -m"
+        )
+    if not has_training_loop(tree):
+        raise UserError(
+            f"the main script '{main}' has no training loop "
+            "(a loop over epochs, or one calling .backward() or .step())",
+            "name the script that trains with -m",
+        )
+
+
 def _chosen_entries(options: ProjectOptions, plan: Plan) -> FrozenSet[str]:
     """The --entry scripts as paths relative to the input (a single input file is its own entry)."""
-    if not options.input.is_dir():
-        return frozenset({options.input.name})
     chosen = set()
     python_files = {entry.rel for entry in plan.of_kind(PYTHON)}
     for path in options.entries:
         rel = _relative_to_input(path, plan.root)
-        if rel not in python_files:
+        if rel not in python_files or not options.input.is_dir() and rel != options.input.name:
             raise UserError(
-                f"--entry '{path}' is not a Python file of the input '{options.input}'",
+                f"{options.entry_flag} '{path}' is not a Python file of the input '{options.input}'",
                 "name a .py file inside the input",
             )
         chosen.add(rel)
+    if not options.input.is_dir():
+        return frozenset({options.input.name})
     return frozenset(chosen)
 
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
+import difflib
 from dataclasses import dataclass
+from typing import Callable, List, Sequence
 
 INSERT, MODIFY, DELETE = "INSERT", "MODIFY", "DELETE"
 
@@ -26,8 +29,41 @@ class Kept:
     name: str  # as reported: the qualified name, torch.Tensor.<attribute>, or the literal
     rule_id: str
     works: bool = False  # it works on the NPU as it is (reported as a limit, not as unsupported)
+    tip: str = ""  # what to do, where it is not the rule's own tip
 
 
 STRING = (
     "str:"  # Kept.key of a string literal: STRING + its text + "#" + its number among equal ones on the line
 )
+
+
+def original_lines(original: bytes, changed: bytes) -> Callable[[int], int]:
+    """Maps a line of ``changed`` to the line of ``original`` it comes from, so that every report
+    row of a file counts the original's lines: a line that was inserted maps to the line it
+    follows (as an inserted import's row names the import it follows), a rewritten one to the
+    first line of what it replaces."""
+    matcher = difflib.SequenceMatcher(None, original.splitlines(), changed.splitlines(), autojunk=False)
+    opcodes = matcher.get_opcodes()
+
+    def line_of(line: int) -> int:
+        index = line - 1
+        for tag, old_start, old_end, new_start, new_end in opcodes:
+            if new_start <= index < new_end or (tag == "delete" and index == new_start):
+                if tag == "equal":
+                    return old_start + index - new_start + 1
+                if tag == "insert":
+                    return max(old_start, 1)
+                return old_start + min(index - new_start, max(old_end - old_start - 1, 0)) + 1
+        return max(len(original.splitlines()), 1)
+
+    return line_of
+
+
+def in_original_lines(changes: Sequence[Change], line_of: Callable[[int], int]) -> List[Change]:
+    return [
+        Change(line_of(c.start_line), line_of(c.end_line), c.operation, c.message, c.rule) for c in changes
+    ]
+
+
+def kept_in_original_lines(kept: Sequence[Kept], line_of: Callable[[int], int]) -> List[Kept]:
+    return [dataclasses.replace(k, line=line_of(k.line), end_line=line_of(k.end_line)) for k in kept]

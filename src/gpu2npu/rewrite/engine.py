@@ -10,10 +10,19 @@ from typing import List, Optional
 
 import libcst as cst
 
-from gpu2npu.rewrite.changes import INSERT, Change, Kept
-from gpu2npu.rewrite.imports import already_imported, insert_at_top, insert_by_text
+from gpu2npu.rewrite.changes import (
+    INSERT,
+    Change,
+    Kept,
+    in_original_lines,
+    kept_in_original_lines,
+    original_lines,
+)
+from gpu2npu.rewrite.distributed import distribute
+from gpu2npu.rewrite.imports import already_imported, insert_at_top, insert_by_text, leading_statements
 from gpu2npu.rewrite.kept import file_kept
 from gpu2npu.rewrite.transformer import MigrationTransformer, ProjectFacts
+from gpu2npu.rules.index import DeviceBlock
 from gpu2npu.source.modules import is_script
 from gpu2npu.source.parse import COPIED, PARSE_ERRORS, parse_ast, parse_failure, unreadable_reason
 
@@ -40,8 +49,17 @@ def migrate_source(
     of the project then gets the entry imports (InsertEntryImportRule) at its top."""
     project = project or ProjectFacts()
     result = _migrate(data, index, project, path, text_path, tree)
-    if index.entry_imports and path in project.entries and not result.skipped:
-        return _with_entry_imports(data, result, index, tree)
+    if result.skipped:
+        return result
+    entry = path in project.entries
+    if index.entry_imports and entry:
+        result = _with_entry_imports(data, result, index, tree)
+    already = False
+    if index.distributed is not None and entry and not result.skipped:
+        result, already = _distributed(data, result, index.distributed, project, path)
+    if index.device_block is not None and not result.skipped:
+        block = index.device_block
+        result = _with_device_block(data, result, block, entry, block.entry_statements if not already else ())
     return result
 
 
@@ -107,7 +125,89 @@ def _with_entry_imports(data: bytes, result: SourceResult, index, tree) -> Sourc
         Change(line + n, line + n, INSERT, f"insert {e.statement} (entry script)", e.rule_id)
         for n, e in enumerate(missing)
     ]
+    added = in_original_lines(added, original_lines(data, new_bytes))
     return SourceResult(new_bytes, sorted(result.changes + added), kept=result.kept)
+
+
+def _distributed(data: bytes, result: SourceResult, plan, project: ProjectFacts, path: str):
+    """The main script made multi-card (gpu2npu.rewrite.distributed), and whether it was so already."""
+    current = result.new_bytes if result.new_bytes is not None else data
+    try:
+        source = current.decode("utf-8")
+    except UnicodeDecodeError:
+        return SourceResult(skipped="the main script is not UTF-8: copied unchanged"), False
+    done = distribute(source, plan, project.target_model, project.shard_eval)
+    line_of = original_lines(data, current)
+    kept = sorted(result.kept + kept_in_original_lines(done.kept, line_of))
+    if done.new_code == source:
+        return SourceResult(result.new_bytes, result.changes, kept=kept), done.already
+    new_bytes = done.new_code.encode("utf-8")
+    problem = _compile_problem(new_bytes, data, path)
+    if problem:
+        reason = f"internal error: the multi-card rewrite would not compile ({problem}); kept unchanged"
+        return SourceResult(skipped=reason), False
+    changes = result.changes + in_original_lines(done.changes, line_of)
+    return SourceResult(new_bytes, sorted(changes), kept=kept), done.already
+
+
+def _with_device_block(
+    data: bytes, result: SourceResult, block: DeviceBlock, entry: bool, entry_statements=()
+) -> SourceResult:
+    """The statements binding the device index from the environment, after the leading imports
+    of a module whose migrated code uses the name, and of an entry script that imports torch
+    (they select the device), then ``entry_statements`` in an entry script; never where the
+    module binds the name already."""
+    current = result.new_bytes if result.new_bytes is not None else data
+    if not entry and block.name.encode() not in current:
+        return result
+    tree = parse_ast(current)
+    if tree is None or _binds_name(tree, block.name):
+        return result
+    entry = entry and already_imported(current.decode("utf-8", "replace"), "torch", tree)
+    if not (entry or _uses_name(tree, block.name)):
+        return result
+    leading = leading_statements(tree, imports=True)
+    missing = [f"import {module}" for module in block.imports if not _imported_plainly(leading, module)]
+    statements = missing + list(block.statements) + list(entry_statements if entry else ())
+    inserted = insert_at_top(current, tree, statements, after_imports=True)
+    if inserted is None:
+        reason = (
+            f"the {block.name} statements cannot be placed as text (lone CR line ends?); copied unchanged"
+        )
+        return SourceResult(skipped=reason)
+    new_bytes, line = inserted
+    end = line + len(statements) - 1
+    message = f"insert the statements that take {block.name} from the environment"
+    added = in_original_lines(
+        [Change(line, end, INSERT, message, block.rule_id)], original_lines(data, new_bytes)
+    )
+    return SourceResult(new_bytes, sorted(result.changes + added), kept=result.kept)
+
+
+def _uses_name(tree: ast.Module, name: str) -> bool:
+    return any(isinstance(node, ast.Name) and node.id == name for node in ast.walk(tree))
+
+
+def _binds_name(tree: ast.Module, name: str) -> bool:
+    """Whether a module-level statement assigns ``name`` (or imports it)."""
+    for statement in tree.body:
+        targets = statement.targets if isinstance(statement, ast.Assign) else []
+        if isinstance(statement, (ast.AnnAssign, ast.AugAssign)):
+            targets = [statement.target]
+        if any(isinstance(t, ast.Name) and t.id == name for t in targets):
+            return True
+        if isinstance(statement, (ast.Import, ast.ImportFrom)):
+            if any((alias.asname or alias.name) == name for alias in statement.names):
+                return True
+    return False
+
+
+def _imported_plainly(statements, module: str) -> bool:
+    """``import module`` (binding the name ``module`` itself) among the statements."""
+    return any(
+        isinstance(s, ast.Import) and any(a.name == module and a.asname is None for a in s.names)
+        for s in statements
+    )
 
 
 def _without_needless_imports(result: SourceResult, data: bytes, index, tree) -> SourceResult:

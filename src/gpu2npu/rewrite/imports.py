@@ -138,15 +138,17 @@ def _alone_on_its_lines(lines, statement) -> bool:
 # -- the top of a module: entry-script imports ------------------------------------------------------
 
 
-def insert_at_top(data: bytes, tree: ast.Module, statements: Sequence[str]) -> Optional[Tuple[bytes, int]]:
+def insert_at_top(
+    data: bytes, tree: ast.Module, statements: Sequence[str], after_imports: bool = False
+) -> Optional[Tuple[bytes, int]]:
     """Insert ``statements`` (in order) after the module's docstring and ``from __future__``
-    imports, before anything else (a shebang and comment lines above the first statement stay
-    first): (new bytes, line of the first inserted statement), or None when the text method
-    cannot be sure of the result."""
+    imports (``after_imports``: and the imports that follow them), before anything else (a
+    shebang and comment lines above the first statement stay first): (new bytes, line of the
+    first inserted statement), or None when the text method cannot be sure of the result."""
     if b"\r" in data.replace(b"\r\n", b""):
         return None  # lone CR line ends: ast and bytes.split would count lines differently
     lines = data.split(b"\n")
-    leading = _docstring_and_future(tree.body)
+    leading = leading_statements(tree, after_imports)
     carriage = b"\r" if lines[0].endswith(b"\r") else b""
     block = [text.encode("ascii") + carriage for text in statements]
     if leading:
@@ -171,10 +173,11 @@ def insert_at_top(data: bytes, tree: ast.Module, statements: Sequence[str]) -> O
     return b"\n".join(lines), at + 1
 
 
-def _docstring_and_future(body) -> list:
-    """The docstring and the ``from __future__`` imports that open the module."""
+def leading_statements(tree: ast.Module, imports: bool = False) -> list:
+    """The docstring and the ``from __future__`` imports that open the module (``imports``: and
+    every import statement up to the first other statement)."""
     leading = []
-    for position, statement in enumerate(body):
+    for position, statement in enumerate(tree.body):
         docstring = (
             position == 0
             and isinstance(statement, ast.Expr)
@@ -182,7 +185,8 @@ def _docstring_and_future(body) -> list:
             and isinstance(statement.value.value, str)
         )
         future = isinstance(statement, ast.ImportFrom) and statement.module == "__future__"
-        if not (docstring or future):
+        other_import = imports and isinstance(statement, (ast.Import, ast.ImportFrom))
+        if not (docstring or future or other_import):
             break
         leading.append(statement)
     return leading

@@ -1,7 +1,8 @@
 """What of a file the rules keep as it is, decided on the stdlib ast before the rewrite pass:
 calls whose result is read where the NPU gives nothing usable (reads), the CUDA tests before
-CUDA-only code (guards, which count the kept calls as CUDA-only), and device strings compared
-with data (compared). The pass leaves each as it is and the reports list it."""
+CUDA-only code (guards, which count the kept calls as CUDA-only), device strings compared
+with data (compared), and wrappers whose attribute the file reads (wrappers). The pass leaves
+each as it is and the reports list it."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from gpu2npu.rewrite.changes import Kept
 from gpu2npu.rewrite.compared import kept_compared_strings
 from gpu2npu.rewrite.guards import kept_guards
 from gpu2npu.rewrite.reads import kept_reads
+from gpu2npu.rewrite.wrappers import kept_wrappers
 from gpu2npu.rules.index import RuleIndex
 from gpu2npu.source.imports import file_imports
 
@@ -31,6 +33,9 @@ def file_kept(
         imports = imports if imports is not None else file_imports(tree)
         calls = frozenset((k.line, k.key) for k in kept)
         kept += kept_guards(tree, imports, index, cuda_modules, calls)
+    if any(_mentions(data, name) for name in index.kept_wrappers):
+        imports = imports if imports is not None else file_imports(tree)
+        kept += kept_wrappers(tree, imports, index.kept_wrappers)
     if index.compared_strings is not None and index.needs_rewrite(data):
         imports = imports if imports is not None else file_imports(tree)
         kept += kept_compared_strings(tree, imports, index.strings, index.compared_strings)

@@ -25,6 +25,7 @@ from gpu2npu.source.imports import bound_by_from_import, bound_by_import
 from gpu2npu.source.lines import NewlineCounter, line_breaks
 from gpu2npu.source.names import chain_parts, dotted_expression, dotted_name
 from gpu2npu.source.scopes import LOCAL, ImportBinding, ScopeStack
+from gpu2npu.source.torch_names import names_several_cards
 
 STRING_NODES = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
 COLLECTIONS = (cst.List, cst.Tuple, cst.Set)
@@ -42,12 +43,16 @@ class ProjectFacts:
         cuda_variables: Optional[Dict[str, Set[str]]] = None,
         imported_modules: FrozenSet[str] = frozenset(),
         entries: FrozenSet[str] = frozenset(),
+        target_model: str = "model",
+        shard_eval: bool = False,
     ):
         self.method_classes: Dict[str, Set[str]] = method_classes or {}
         self.cuda_modules = cuda_modules
         self.cuda_variables: Dict[str, Set[str]] = cuda_variables or {}
         self.imported_modules = imported_modules  # last names of every module the project imports
         self.entries = entries  # the entry scripts (relative paths), where the index has entry imports
+        self.target_model = target_model  # distributed: the variable holding the model (-t)
+        self.shard_eval = shard_eval  # distributed: shard evaluation loaders too
 
     def module_imported(self, rel: str) -> bool:
         """Whether some file may import the module at ``rel`` (by its last name)."""
@@ -130,6 +135,11 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         if start is None:
             start, end = self.line(), self._newlines + 1
         self.changes.append(Change(start, end if end is not None else start, operation, message, rule_id))
+
+    def keep(self, name: str, rule_id: str) -> None:
+        """Report the call being visited as kept as it is: it works, and the rule's tip says why."""
+        line = self.line()
+        self.kept_here.append(Kept(line, name, self._newlines + 1, name, rule_id, works=True))
 
     def line(self) -> int:
         """First line of the call being rewritten."""
@@ -581,9 +591,33 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         start = end - line_breaks(original_node.value)
         if self._is_kept_literal(original_node, start) or self._prose_depth:
             return updated_node
+        with_index = self._device_id_string(original_node, start, end)
+        if with_index is not None:
+            return with_index
         result = rewrite_simple_string(updated_node, self.index.strings)
         allowed = self._where_allowed(result, original_node, start, end)
         return self._apply_string(updated_node, allowed, start, end)
+
+    def _device_id_string(self, node: cst.SimpleString, start: int, end: int):
+        """``'cuda:0'`` -> ``f'npu:{DEVICE_ID}'`` (DeviceIdStringRule), or None."""
+        block = self.index.device_block
+        if block is None or not self.index.indexed_device_strings or "b" in node.prefix.lower():
+            return None
+        device_type, _, number = str(node.evaluated_value).partition(":")
+        rule_id = self.index.indexed_device_strings.get(device_type)
+        if rule_id is None or not number.isdigit() or not number.isascii():
+            return None
+        if names_several_cards(self.source):
+            # several cards by number (model parallel): they keep their numbers, reported
+            self.kept_here.append(
+                Kept(
+                    start, STRING + node.evaluated_value, end, repr(node.evaluated_value), rule_id, works=True
+                )
+            )
+            return None
+        message = f'replace string "{node.evaluated_value}" with {block.device_string}'
+        self.record(MODIFY, message, rule_id, start, end)
+        return cst.parse_expression(block.device_string)
 
     def _where_allowed(self, result, original_node, start: int, end: int):
         """The rewrite, unless its rule rewrites only literals compared with certain calls and

@@ -146,6 +146,44 @@ class EntryImport:
 
 
 @dataclass(frozen=True)
+class DeviceBlock:
+    """The statements that bind the device index from the environment (``DEVICE_ID``), put after
+    the leading imports of each module that uses the name and of each entry script."""
+
+    name: str
+    imports: Tuple[str, ...]  # modules the statements need, imported in the block where missing
+    statements: Tuple[str, ...]
+    device_type: str  # of the device strings that name the index: f'npu:{DEVICE_ID}'
+    rule_id: str
+    entry_statements: Tuple[str, ...] = ()  # after them, in entry scripts only (the process group)
+
+    @property
+    def device_string(self) -> str:
+        return f"f'{self.device_type}:{{{self.name}}}'"
+
+
+@dataclass
+class DistributedPlan:
+    """What the distributed kinds compiled (rules/distributed/); parts not given stay None."""
+
+    setups: FrozenSet[str] = frozenset()  # calls that mean the script is distributed already
+    wrapper: str = ""  # DistributedDataParallel, with its arguments after the model: "{model}"
+    wrapper_rule: str = ""
+    module_methods: FrozenSet[str] = frozenset()  # model methods that go through .module after it
+    loaders: FrozenSet[str] = frozenset()  # qualified DataLoader names
+    sampler: str = ""  # qualified DistributedSampler
+    loader_rule: str = ""
+    train_words: Tuple[str, ...] = ()
+    guard_test: str = ""  # the rank-0 test
+    guarded_calls: FrozenSet[str] = frozenset()  # qualified calls run on rank 0 only
+    guarded_prefixes: Tuple[str, ...] = ()  # function or method names starting so (save_checkpoint)
+    logger_methods: FrozenSet[str] = frozenset()  # on a receiver named *log* (logger.info)
+    argument_calls: FrozenSet[str] = frozenset()  # the calls a guarded statement's arguments may make
+    guard_rule: str = ""
+    tips: Dict[str, str] = field(default_factory=dict)  # situation -> what to do
+
+
+@dataclass(frozen=True)
 class ComparedStrings:
     """Where a device string is compared with data and keeps its text (KeepComparedStringRule)."""
 
@@ -170,6 +208,11 @@ class RuleIndex:
     strings: StringTable = field(default_factory=StringTable)
     insert_imports: List[ImportInsertion] = field(default_factory=list)
     entry_imports: List["EntryImport"] = field(default_factory=list)  # at the top of entry scripts
+    device_block: Optional[DeviceBlock] = None  # the device index from the environment (-s)
+    distributed: Optional[DistributedPlan] = None  # single card to multi-card, in the main script
+    indexed_device_strings: Dict[str, str] = field(default_factory=dict)  # device type -> rule id
+    replaced_apis: Set[str] = field(default_factory=set)  # calls a rule replaces or reports itself
+    kept_wrappers: Dict[str, Tuple[str, str]] = field(default_factory=dict)  # -> (attribute, rule id)
     remove_imports: Dict[str, "ImportRemoval"] = field(default_factory=dict)  # by module
     guard_tests: Dict[str, str] = field(default_factory=dict)  # CUDA test (name or "*.attr") -> rule id
     kept_reads: Dict[str, Tuple[FrozenSet[str], str]] = field(
@@ -251,6 +294,16 @@ class RuleIndex:
         """A name a rule keeps as it is (no counterpart for the version; not one torch removed)."""
         decision = self.resolve_name(qualified)
         return decision is not None and decision.new is None and not decision.removed_in
+
+    def distributed_plan(self) -> DistributedPlan:
+        if self.distributed is None:
+            self.distributed = DistributedPlan()
+        return self.distributed
+
+    @property
+    def uses_entry_scripts(self) -> bool:
+        """Whether a rule inserts into the project's entry scripts (the scan must find them)."""
+        return bool(self.entry_imports) or self.device_block is not None
 
     def needs_rewrite(self, data: bytes) -> bool:
         """Cheap first test on the raw bytes: can any rule fire in this file at all?"""

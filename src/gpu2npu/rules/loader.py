@@ -22,7 +22,8 @@ from gpu2npu.versions import parse_version_spec
 
 # libyaml's loader when PyYAML was built with it (about ten times faster), else pure Python.
 YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-FULL_MIGRATION = ("",)  # the rule folders of a full migration: rules/ itself
+# The rule folders of a full migration: rules/ itself, and the rules of every mode.
+FULL_MIGRATION = ("", "every_mode")
 MIB = 1024 * 1024
 # The largest built-in rule file is about 50 KiB; 8 MiB leaves room for generated rule files while
 # bounding the time and memory parsing one may take.

@@ -1,6 +1,17 @@
 """Names of torch that readers of source text need to recognise without importing torch."""
 
+import re
+
 DTYPE_NAMES = frozenset(
     "float float16 float32 float64 half double bfloat16 int int8 int16 int32 int64 uint8 long short "
     "bool complex64 complex128 cfloat cdouble qint8 quint8 qint32 chalf float8_e4m3fn float8_e5m2".split()
 )
+
+
+def names_several_cards(source: str, device_types=("cuda", "npu")) -> bool:
+    """Whether the file names more than one card by number (``'cuda:0'`` and ``'cuda:1'``: a
+    model split over cards), in string literals or ``.to(N)`` / ``.cuda(N)`` calls."""
+    kinds = "|".join(re.escape(kind) for kind in device_types)
+    numbers = set(re.findall(rf"[\'\"](?:{kinds}):([0-9]+)[\'\"]", source))
+    numbers |= set(re.findall(r"\.(?:to|cuda|npu)\(\s*([0-9]+)\s*[,)]", source))
+    return len(numbers) > 1

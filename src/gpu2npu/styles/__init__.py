@@ -23,6 +23,10 @@ class Style:
     switches: FrozenSet[str]  # feature_switch values whose entries apply
     order: int = 0  # place in the help
     entry_scripts: bool = False  # its rules insert into the entry scripts, which must be found
+    one_entry: bool = False  # exactly one entry script, named by the user (distributed: -m MAIN)
+    output_suffix: str = "_msft"  # of the migrated tree: <name><suffix>
+    launcher: str = ""  # a script written at the output root ({main}: the main script's path)
+    launcher_name: str = ""
 
 
 _STYLES: List[Style] = []

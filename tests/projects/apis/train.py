@@ -10,7 +10,7 @@ class Net(nn.Module):
 
 
 def main():
-    model = nn.DataParallel(Net())
+    model = nn.DataParallel(Net()).module  # reads the wrapper: kept
     t.cuda.get_arch_list()
     program = t.export.export(model, (t.zeros(2),))
     ids = t.LongTensor([1, 2])

@@ -55,6 +55,12 @@ def listed_names(field: str, values: list) -> dict:
     }
 
 
+def tips_problem(tips: dict, wanted) -> Optional[str]:
+    """A problem message unless ``tips`` gives a text for each situation ``wanted``."""
+    missing = [name for name in wanted if not isinstance(tips.get(name), str)]
+    return f"'tips' must give a text for {', '.join(missing)}" if missing else None
+
+
 def parent(name: str) -> str:
     return name.rsplit(".", 1)[0] if "." in name else ""
 

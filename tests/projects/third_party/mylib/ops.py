@@ -4,7 +4,7 @@ from mylib import _ext
 
 
 def parallel(model):
-    return torch.nn.DataParallel(model)
+    return torch.autograd.profiler.emit_nvtx(model)
 
 
 def fused(x):

@@ -1,0 +1,454 @@
+"""Single card to multi-card (``migrate ... distributed -m MAIN -t MODEL``): a second pass over the
+migrated main script only, after the rules of the full migration.
+
+* the model ``MODEL`` is wrapped in DistributedDataParallel once, after the first statement that
+  moves it to the device (after the whole ``if``/``with`` that holds it), and its ``state_dict`` /
+  ``load_state_dict`` calls after that point go through ``.module`` (checkpoints keep their keys);
+* training ``DataLoader``s get a ``DistributedSampler`` that takes over their ``shuffle``, wherever
+  the call is (assigned, returned, passed as an argument; positional ``shuffle`` too); a loader with
+  its own ``sampler``/``batch_sampler``, ``**kwargs``, or a dataset expression that cannot be
+  evaluated twice is kept and reported; evaluation loaders (no shuffle, no "train" in their names)
+  stay unsharded unless asked (``--shard-eval``), so every process evaluates the whole set;
+* ``for epoch in ...`` loops call ``sampler.set_epoch(epoch)`` first for the loaders in scope;
+* logging and checkpoint saving (``print``, ``torch.save``, ``logging.*``, ``save*()``) run on rank 0.
+
+A script that already sets up a process group or DDP is left as it is, and reported. Where a
+pattern is not recognised the code stays and a report row says what to do. The process group
+itself is the InsertDeviceIdRule's ``entry_statements`` (rules/distributed/).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import List, Optional, Set, Tuple
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider, QualifiedNameProvider
+
+from gpu2npu.rewrite.changes import INSERT, MODIFY, Change, Kept
+from gpu2npu.rules.index import DistributedPlan
+
+MOVES = frozenset({"npu", "cuda", "to"})
+RANK_TESTS = ("rank", "main_process", "is_master", "master")
+LOADER = "torch.utils.data.DataLoader"
+
+
+@dataclass
+class DistributedResult:
+    new_code: str
+    changes: List[Change]
+    kept: List[Kept]
+    already: bool = False  # the script sets up its own process group or DDP
+
+
+def distribute(source: str, plan: DistributedPlan, target: str, shard_eval: bool) -> DistributedResult:
+    """The main script's code, made multi-card."""
+    wrapper = MetadataWrapper(cst.parse_module(source))
+    scan = _MoveScan(target, plan)
+    wrapper.visit(scan)
+    if scan.already:
+        line, tip = scan.already, plan.tips["already"]
+        kept = [Kept(line, "distributed", line, "distributed", plan.wrapper_rule, True, tip=tip)]
+        return DistributedResult(source, [], kept, already=True)
+    transformer = _Distribute(plan, target, shard_eval, scan)
+    new_module = wrapper.visit(transformer)
+    transformer.report_leftovers()
+    return DistributedResult(new_module.code, transformer.changes, transformer.kept)
+
+
+def has_training_loop(tree: ast.AST) -> bool:
+    """A loop over epochs, or one that calls ``.backward()``, ``.step()`` or a train function."""
+    for loop in ast.walk(tree):
+        if not isinstance(loop, (ast.For, ast.AsyncFor, ast.While)):
+            continue
+        if "epoch" in ast.unparse(loop.target if isinstance(loop, (ast.For, ast.AsyncFor)) else loop.test):
+            return True
+        for node in ast.walk(loop):
+            if isinstance(node, ast.Call):
+                name = (
+                    node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+                )
+                if name in ("backward", "step") or "train" in name:
+                    return True
+    return False
+
+
+class _MoveScan(cst.CSTVisitor):
+    """Where the model is first moved to the device: the statement of its scope's body that holds
+    that move (the anchor of the DDP statement); and whether the script is distributed already."""
+
+    METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider)
+
+    def __init__(self, target: str, plan: DistributedPlan):
+        super().__init__()
+        self.target = target
+        self.plan = plan
+        self.scopes: List[cst.CSTNode] = []  # Module and FunctionDef nodes
+        self.statements: List[Tuple[int, cst.CSTNode]] = []  # (scope depth, statement) being visited
+        self.anchor: Optional[cst.CSTNode] = None
+        self.anchor_scope: Optional[cst.CSTNode] = None
+        self.anchor_line = 0
+        self.already = 0  # line of a process-group or DDP set-up
+
+    def visit_Module(self, node):
+        self.scopes.append(node)
+
+    def visit_FunctionDef(self, node):
+        self.scopes.append(node)
+
+    def leave_FunctionDef(self, node):
+        self.scopes.pop()
+
+    def on_visit(self, node):
+        if isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            self.statements.append((len(self.scopes), node))
+        return super().on_visit(node)
+
+    def on_leave(self, node):
+        if isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            self.statements.pop()
+        super().on_leave(node)
+
+    def visit_Call(self, node):
+        names = {q.name for q in self.get_metadata(QualifiedNameProvider, node.func, set())}
+        if names & self.plan.setups and not self.already:
+            self.already = self.get_metadata(PositionProvider, node).start.line
+
+    def visit_SimpleStatementLine(self, node):
+        if self.anchor is None and self.plan.wrapper and _moves(node, self.target):
+            depth = len(self.scopes)
+            self.anchor = next(s for d, s in self.statements if d == depth)
+            self.anchor_scope = self.scopes[-1]
+            self.anchor_line = self.get_metadata(PositionProvider, self.anchor).end.line
+
+
+def _moves(line: cst.SimpleStatementLine, target: str) -> bool:
+    """``target = <...>.npu()`` / ``.to(...)``, or ``target.npu()`` alone."""
+    if len(line.body) != 1:
+        return False
+    statement = line.body[0]
+    if isinstance(statement, cst.Assign) and len(statement.targets) == 1:
+        value = statement.value
+        return _code(statement.targets[0].target) == target and _is_move(value)
+    if isinstance(statement, cst.Expr) and _is_move(statement.value):
+        return _code(statement.value.func.value) == target
+    return False
+
+
+def _is_move(node: cst.BaseExpression) -> bool:
+    return (
+        isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in MOVES
+    )
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module([]).code_for_node(node)
+
+
+class _Distribute(cst.CSTTransformer):
+    METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider)
+
+    def __init__(self, plan: DistributedPlan, target: str, shard_eval: bool, scan: _MoveScan):
+        super().__init__()
+        self.plan = plan
+        self.target = target
+        self.shard_eval = shard_eval
+        self.scan = scan
+        self.changes: List[Change] = []
+        self.kept: List[Kept] = []
+        self.scopes: List[cst.CSTNode] = []
+        self.loader_names: List[Set[str]] = []  # per scope: names bound to (sharded) loaders
+        self.assigned: List[str] = []  # targets of the assignments being visited
+        self.rank_tests = 0  # enclosing ifs that test the rank
+        self.sharded: List[int] = []  # lines of sharded loaders
+        self.sharded_names: Set[str] = set()
+        self.guards: Set[int] = set()  # ids of the rank-0 ifs this pass wrote
+        self.epochs_set = 0
+
+    # -- bookkeeping -------------------------------------------------------------------------
+
+    def _line(self, node: cst.CSTNode) -> int:
+        return self.get_metadata(PositionProvider, node).start.line
+
+    def _keep(self, node: cst.CSTNode, name: str, rule_id: str, situation: str, works: bool = False):
+        line = self._line(node)
+        end = self.get_metadata(PositionProvider, node).end.line
+        self.kept.append(Kept(line, name, end, name, rule_id, works, tip=self.plan.tips[situation]))
+
+    def visit_Module(self, node):
+        self.scopes.append(node)
+        self.loader_names.append(set())
+
+    def visit_FunctionDef(self, node):
+        self.scopes.append(node)
+        self.loader_names.append(set())
+
+    def leave_FunctionDef(self, original_node, updated_node):
+        self.scopes.pop()
+        self.loader_names.pop()
+        return updated_node
+
+    def visit_Assign(self, node):
+        targets = [_code(t.target) for t in node.targets]
+        self.assigned.append(" ".join(targets))
+        for target in node.targets:
+            for name in _names(target.target):
+                if "loader" in name.lower():
+                    self.loader_names[-1].add(name)
+
+    def leave_Assign(self, original_node, updated_node):
+        self.assigned.pop()
+        return updated_node
+
+    def visit_If(self, node):
+        if any(word in _code(node.test).lower() for word in RANK_TESTS):
+            self.rank_tests += 1
+
+    def leave_If(self, original_node, updated_node):
+        if any(word in _code(original_node.test).lower() for word in RANK_TESTS):
+            self.rank_tests -= 1
+        return updated_node
+
+    # -- the model: DDP after its first move, and .module after that ---------------------------
+
+    def _wrap_after_anchor(self, original_body, updated_body) -> list:
+        body = list(updated_body)
+        if self.scan.anchor is None:
+            return body
+        for position, statement in enumerate(original_body):
+            if statement is self.scan.anchor:
+                code = self.plan.wrapper.format(model=self.target)
+                wrap = cst.parse_statement(f"{self.target} = {code}\n")
+                body.insert(position + 1, wrap)
+                line = self.scan.anchor_line
+                message = f"wrap {self.target} in {code.split('(')[0]} after it is moved to the device"
+                self.changes.append(Change(line, line, INSERT, message, self.plan.wrapper_rule))
+        return body
+
+    def leave_IndentedBlock(self, original_node, updated_node):
+        body = self._merged_guards(self._wrap_after_anchor(original_node.body, updated_node.body))
+        return updated_node.with_changes(body=body)
+
+    def leave_Module(self, original_node, updated_node):
+        body = self._merged_guards(self._wrap_after_anchor(original_node.body, updated_node.body))
+        return updated_node.with_changes(body=body)
+
+    def _merged_guards(self, body: list) -> list:
+        """Statements guarded one after the other share one ``if`` (no comment between them)."""
+        merged: list = []
+        for statement in body:
+            previous = merged[-1] if merged else None
+            if id(statement) in self.guards and id(previous) in self.guards and not statement.leading_lines:
+                joined = previous.with_changes(
+                    body=previous.body.with_changes(body=list(previous.body.body) + list(statement.body.body))
+                )
+                self.guards.add(id(joined))
+                merged[-1] = joined
+            else:
+                merged.append(statement)
+        return merged
+
+    def _through_module(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+        func = updated.func
+        if not (
+            isinstance(func, cst.Attribute)
+            and func.attr.value in self.plan.module_methods
+            and _code(func.value) == self.target
+            and self.scopes[-1] is self.scan.anchor_scope
+            and self._line(original) > self.scan.anchor_line
+        ):
+            return updated
+        through = cst.parse_expression(f"{self.target}.module")
+        message = f"call {self.target}.module.{func.attr.value}: the model is wrapped in DDP"
+        line = self._line(original)
+        self.changes.append(Change(line, line, MODIFY, message, self.plan.wrapper_rule))
+        return updated.with_changes(func=func.with_changes(value=through))
+
+    # -- data loaders --------------------------------------------------------------------------
+
+    def leave_Call(self, original_node, updated_node):
+        names = {q.name for q in self.get_metadata(QualifiedNameProvider, original_node.func, set())}
+        if names & self.plan.loaders and self.plan.sampler:
+            return self._shard(original_node, updated_node)
+        if self.plan.wrapper and self.scan.anchor is not None:
+            return self._through_module(original_node, updated_node)
+        return updated_node
+
+    def _shard(self, original: cst.Call, call: cst.Call) -> cst.Call:
+        rule = self.plan.loader_rule
+        keywords = {arg.keyword.value: arg for arg in call.args if arg.keyword is not None}
+        positional = [arg for arg in call.args if arg.keyword is None and not arg.star]
+        if any(arg.star for arg in call.args):
+            self._keep(original, LOADER, rule, "unpacked")
+            return call
+        if "sampler" in keywords or "batch_sampler" in keywords or len(positional) > 3:
+            self._keep(original, LOADER, rule, "sampler")
+            return call
+        shuffle = keywords.get("shuffle") or (positional[2] if len(positional) > 2 else None)
+        shuffle_code = _code(shuffle.value) if shuffle is not None else "False"
+        dataset = keywords.get("dataset") or (positional[0] if positional else None)
+        if not self._is_training(original, dataset, shuffle_code):
+            if not self.shard_eval:
+                self._keep(original, LOADER, rule, "evaluation", works=True)
+                return call
+        if dataset is None or not _evaluated_twice_safely(dataset.value):
+            self._keep(original, LOADER, rule, "dataset")
+            return call
+        sampler = f"{self.plan.sampler}({_code(dataset.value)}, shuffle={shuffle_code})"
+        args = [arg for arg in call.args if arg is not shuffle]
+        no_space = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
+        args.append(cst.Arg(cst.parse_expression(sampler), keyword=cst.Name("sampler"), equal=no_space))
+        line = self._line(original)
+        message = f"shard the loader: sampler={sampler} (its shuffle moves into the sampler)"
+        self.changes.append(Change(line, line, MODIFY, message, rule))
+        self.sharded.append(line)
+        for name in _split_names(self.assigned[-1] if self.assigned else ""):
+            self.loader_names[-1].add(name)
+            self.sharded_names.add(name)
+        return call.with_changes(args=args)
+
+    def _is_training(self, call: cst.Call, dataset, shuffle_code: str) -> bool:
+        if shuffle_code not in ("False", "None", "0"):
+            return True
+        words = " ".join(
+            [
+                self.assigned[-1] if self.assigned else "",
+                _code(dataset.value) if dataset is not None else "",
+                self.scopes[-1].name.value if isinstance(self.scopes[-1], cst.FunctionDef) else "",
+            ]
+        ).lower()
+        return any(word in words for word in self.plan.train_words)
+
+    # -- epochs ----------------------------------------------------------------------------------
+
+    def leave_For(self, original_node, updated_node):
+        target = _code(original_node.target)
+        if "epoch" not in target or not isinstance(updated_node.body, cst.IndentedBlock):
+            return updated_node
+        if "set_epoch" in _code(original_node.body) or not self.plan.sampler:
+            return updated_node
+        loaders = self._loaders_in_scope()
+        if not loaders:
+            return updated_node
+        lines = [
+            f"if isinstance(getattr({name}, 'sampler', None), {self.plan.sampler}):\n"
+            f"    {name}.sampler.set_epoch({target})\n"
+            for name in loaders
+        ]
+        statements = [cst.parse_statement(line) for line in lines]
+        body = updated_node.body.with_changes(body=statements + list(updated_node.body.body))
+        line = self._line(original_node)
+        message = f"call sampler.set_epoch({target}) first in each epoch ({', '.join(loaders)})"
+        self.changes.append(Change(line, line, INSERT, message, self.plan.loader_rule))
+        self.epochs_set += 1
+        return updated_node.with_changes(body=body)
+
+    def _loaders_in_scope(self) -> List[str]:
+        """The loaders an epoch loop reshuffles: those named for training (or sharded here),
+        else every name of a loader in scope (their samplers are tested before use)."""
+        names = set().union(*self.loader_names)
+        training = {
+            n for n in names if n in self.sharded_names or any(w in n.lower() for w in self.plan.train_words)
+        }
+        return sorted(training or names)
+
+    # -- rank 0 ----------------------------------------------------------------------------------
+
+    def leave_SimpleStatementLine(self, original_node, updated_node):
+        if not self.plan.guard_test or self.rank_tests or len(original_node.body) != 1:
+            return updated_node
+        statement = original_node.body[0]
+        if not isinstance(statement, cst.Expr) or not isinstance(statement.value, cst.Call):
+            return updated_node
+        if not self._guarded(statement.value) or not self._only_formats(statement.value):
+            return updated_node
+        line = self._line(original_node)
+        self.changes.append(
+            Change(
+                line, line, MODIFY, f"run it on rank 0 only ({self.plan.guard_test})", self.plan.guard_rule
+            )
+        )
+        inner = updated_node.with_changes(leading_lines=[])
+        guard = cst.If(
+            test=cst.parse_expression(self.plan.guard_test),
+            body=cst.IndentedBlock([inner]),
+            leading_lines=updated_node.leading_lines,
+        )
+        self.guards.add(id(guard))
+        return guard
+
+    def _only_formats(self, call: cst.Call) -> bool:
+        """Its arguments call nothing but ``argument_calls``: running them on one process is safe."""
+        for node in _calls_in([arg.value for arg in call.args]):
+            func = node.func
+            name = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", "")
+            if name not in self.plan.argument_calls:
+                return False
+        return True
+
+    def _guarded(self, call: cst.Call) -> bool:
+        names = {q.name for q in self.get_metadata(QualifiedNameProvider, call.func, set())}
+        if names & self.plan.guarded_calls:
+            return True
+        func = call.func
+        name = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", "")
+        if isinstance(func, cst.Attribute) and name in self.plan.logger_methods:
+            return "log" in _code(func.value).lower()
+        return isinstance(name, str) and name.startswith(self.plan.guarded_prefixes)
+
+    def report_leftovers(self) -> None:
+        if self.plan.wrapper and self.scan.anchor is None:
+            line = 1
+            self.kept.append(
+                Kept(
+                    line,
+                    self.target,
+                    line,
+                    self.target,
+                    self.plan.wrapper_rule,
+                    tip=self.plan.tips["no_move"],
+                )
+            )
+        if self.sharded and not self.epochs_set:
+            line = self.sharded[0]
+            tip = self.plan.tips["set_epoch"]
+            self.kept.append(Kept(line, "set_epoch", line, "set_epoch", self.plan.loader_rule, tip=tip))
+
+
+class _Calls(cst.CSTVisitor):
+    def __init__(self):
+        super().__init__()
+        self.found: List[cst.Call] = []
+
+    def visit_Call(self, node):
+        self.found.append(node)
+
+
+def _calls_in(nodes) -> List[cst.Call]:
+    collector = _Calls()
+    for node in nodes:
+        node.visit(collector)
+    return collector.found
+
+
+def _names(target: cst.BaseExpression) -> List[str]:
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [name for element in target.elements for name in _names(element.value)]
+    return []
+
+
+def _split_names(assigned: str) -> List[str]:
+    """The plain names among the targets of the assignment being visited."""
+    for separator in "(),[]":
+        assigned = assigned.replace(separator, " ")
+    return [part for part in assigned.split() if part.isidentifier()]
+
+
+def _evaluated_twice_safely(node: cst.BaseExpression) -> bool:
+    """A name or attribute chain: the sampler may read it again."""
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return isinstance(node, cst.Name)

@@ -1,0 +1,49 @@
+"""Which calls of a wrapper the NPU lacks stay (UnwrapModelRule): all of them in a file that reads
+the wrapper's own attribute (``model.module``), which the model alone would not have. Read on
+the stdlib ast before the rewrite pass; every other call of the wrapper is replaced by the model."""
+
+from __future__ import annotations
+
+import ast
+from typing import Dict, List, Tuple
+
+from gpu2npu.rewrite.changes import Kept
+from gpu2npu.source.imports import qualify
+from gpu2npu.source.names import dotted
+
+
+def kept_wrappers(tree: ast.AST, imports: Dict[str, str], table: Dict[str, Tuple[str, str]]) -> List[Kept]:
+    """``table``: qualified wrapper -> (its attribute holding the model, rule id)."""
+    kept = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        name = qualify(dotted(node.func) or "", imports)
+        if name in table and reads_attribute(tree, table[name][0]):
+            line = node.func.lineno
+            kept.append(Kept(line, name, node.func.end_lineno or line, name, table[name][1]))
+    return kept
+
+
+def reads_attribute(tree: ast.AST, attribute: str) -> bool:
+    """Whether the file reads ``.attribute`` outside a test for it (hasattr, getattr, isinstance)."""
+    guarded = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.If, ast.IfExp)) and _tests_for(node.test, attribute):
+            guarded.update(id(child) for child in ast.walk(node))
+    return any(
+        isinstance(node, ast.Attribute) and node.attr == attribute and id(node) not in guarded
+        for node in ast.walk(tree)
+    )
+
+
+def _tests_for(test: ast.AST, attribute: str) -> bool:
+    """A test that asks whether the object is wrapped: it names the attribute as a string, or a
+    wrapper class (``isinstance(m, nn.DataParallel)``)."""
+    for node in ast.walk(test):
+        if isinstance(node, ast.Constant) and node.value == attribute:
+            return True
+        name = node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", "")
+        if name.endswith("DataParallel"):
+            return True
+    return False

@@ -1,0 +1,48 @@
+"""DataLoaderRule (msFmkTransplt's name), for ``distributed -m MAIN``: in the main script, each
+training loader gets a ``sampler`` that shards its dataset and takes over its ``shuffle``, and
+epoch loops call ``sampler.set_epoch``. A loader is a training loader when it shuffles or
+``train_words`` appear in its names (the names it is assigned to, its dataset, its function);
+the others are evaluation loaders, left unsharded unless ``--shard-eval``. What cannot be sharded
+safely is kept and reported (``tips``). The pass is gpu2npu.rewrite.distributed.
+
+    rules:
+      DataLoaderRule:
+        - id: G2N742
+          loaders: [torch.utils.data.DataLoader]
+          sampler: torch.utils.data.distributed.DistributedSampler
+          train_words: [train]
+          tips: {unpacked: ..., sampler: ..., evaluation: ..., dataset: ..., set_epoch: ...}
+"""
+
+from gpu2npu.rules.kind import RuleKind
+from gpu2npu.rules.kinds._common import check_names, listed_names, tips_problem
+from gpu2npu.rules.model import Field
+
+TIPS = ("unpacked", "sampler", "evaluation", "dataset", "set_epoch")
+
+
+class DataLoader(RuleKind):
+    name = "DataLoaderRule"
+    fields = {
+        "loaders": Field(list, required=True, help="qualified names of the loader class"),
+        "sampler": Field(str, required=True, dotted=True, help="the sharding sampler"),
+        "train_words": Field(list, default=["train"], help="words that name a training loader"),
+        "tips": Field(dict, required=True, help="what to do: " + ", ".join(TIPS)),
+    }
+    text_only = True
+
+    def validate(self, fields):
+        if any(not isinstance(word, str) or not word for word in fields["train_words"]):
+            return "'train_words' must be words"
+        return check_names(**listed_names("loaders", fields["loaders"])) or tips_problem(fields["tips"], TIPS)
+
+    def compile(self, rule, index):
+        plan = index.distributed_plan()
+        plan.loaders = frozenset(rule["loaders"])
+        plan.sampler = rule["sampler"]
+        plan.loader_rule = rule.id
+        plan.train_words = tuple(word.lower() for word in rule["train_words"])
+        plan.tips.update(rule["tips"])
+
+    def describe(self, rule):
+        return f"main script: training loaders get sampler={rule['sampler']}(dataset, shuffle=...)"

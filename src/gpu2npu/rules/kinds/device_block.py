@@ -1,0 +1,77 @@
+"""InsertDeviceIdRule: the device index from the environment (msFmkTransplt's ``-s``).
+
+Its statements bind ``name`` (``DEVICE_ID``) and select that device; they are put once into
+each module whose migrated code uses the name (the DeviceId* kinds write it) and into each entry
+script, after the module's leading imports, with the imports they need where the module lacks
+them; ``entry_statements`` follow in entry scripts only (distributed: the process group). A
+module that already binds the name is left alone (a second migration adds nothing).
+
+    rules:
+      InsertDeviceIdRule:
+        - id: G2N720
+          name: DEVICE_ID
+          imports: [os, torch_npu]
+          statements:
+            - "DEVICE_ID = int(os.environ['DEVICE_ID']) if os.environ.get('DEVICE_ID', '').isdigit() else 0"
+            - "torch_npu.npu.set_device(DEVICE_ID)"
+"""
+
+import ast
+
+from gpu2npu.rules.index import DeviceBlock
+from gpu2npu.rules.kind import RuleKind
+from gpu2npu.rules.kinds._common import check_names, is_identifier, listed_names, shortened
+from gpu2npu.rules.model import Field
+
+
+class InsertDeviceId(RuleKind):
+    name = "InsertDeviceIdRule"
+    fields = {
+        "name": Field(str, required=True, help="the name the statements bind to the device index"),
+        "imports": Field(list, default=[], help="modules the statements use"),
+        "statements": Field(list, required=True, help="Python statements, one per item"),
+        "device_type": Field(str, default="npu", help="device type of the strings naming the index"),
+        "entry_statements": Field(list, default=[], help="statements that follow in entry scripts only"),
+    }
+    text_only = True
+
+    def validate(self, fields):
+        if not is_identifier(fields["name"]) or not is_identifier(fields["device_type"]):
+            return "'name' and 'device_type' must be Python identifiers (DEVICE_ID, npu)"
+        problem = check_names(**listed_names("imports", fields["imports"]))
+        if problem:
+            return problem
+        lines = fields["statements"] + fields["entry_statements"]
+        if any(not isinstance(line, str) or "\n" in line for line in lines):
+            return "'statements' and 'entry_statements' must be lists of single lines of text"
+        code = "\n".join(lines)
+        try:
+            tree = ast.parse(code)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return f"'statements' are not Python statements: {shortened(code)}"
+        if fields["name"] not in _bound_names(tree):
+            return f"'statements' must assign {fields['name']}"
+        return None
+
+    def compile(self, rule, index):
+        index.device_block = DeviceBlock(
+            rule["name"],
+            tuple(rule["imports"]),
+            tuple(rule["statements"]),
+            rule["device_type"],
+            rule.id,
+            tuple(rule["entry_statements"]),
+        )
+
+    def describe(self, rule):
+        return f"bind {rule['name']} from the environment after the imports of the modules that use it"
+
+
+def _bound_names(tree: ast.Module) -> set:
+    return {
+        target.id
+        for node in tree.body
+        if isinstance(node, (ast.Assign, ast.AnnAssign))
+        for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+        if isinstance(target, ast.Name)
+    }

@@ -1,0 +1,116 @@
+"""DeviceIdArgRule: a device argument takes the index from the environment (msFmkTransplt's
+``-s``), without the reference's bug B21 (CPU devices forced onto the NPU).
+
+``arg_new`` says what the argument becomes: ``device`` (``f'npu:{DEVICE_ID}'``), ``index``
+(``DEVICE_ID``) or ``delete`` (``.cuda(0)`` -> ``.npu()``: the inserted statements select the
+device); the name and device type are the InsertDeviceIdRule's. ``values`` says which arguments
+change: ``indexed`` only a fixed index (an int literal, ``'npu:1'``), ``any`` every value. A
+call with a CPU device among its arguments is left alone; a value that already comes from the
+environment or a rank (``LOCAL_RANK``, ``os.environ``, ``args.local_rank``, or a name the file
+assigns from one of them) is left alone and reported with ``tip``.
+
+    rules:
+      DeviceIdArgRule:
+        - {id: G2N726, func_name: torch.cuda.set_device, arg_idx: 0, arg_new: index, values: any}
+"""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from gpu2npu.rules.kinds._common import (
+    CallArgumentKind,
+    argument_label,
+    argument_place,
+    name_subject,
+    name_trigger,
+)
+from gpu2npu.rules.model import Field
+from gpu2npu.source.arguments import delete_argument, replace_value
+from gpu2npu.source.torch_names import names_several_cards
+
+NEW_VALUES = ("device", "index", "delete")
+VALUES = ("indexed", "any")
+# A value read from the environment or naming a rank (LOCAL_RANK, args.local_rank, ddp_rank).
+FROM_ENVIRONMENT = re.compile(r"environ|getenv|rank\b", re.IGNORECASE)
+INDEXED_DEVICE = re.compile(r"^[a-z]+:[0-9]+$")
+CPU_DEVICE = re.compile(r"^cpu(:[0-9]+)?$")
+
+
+class DeviceIdArg(CallArgumentKind):
+    name = "DeviceIdArgRule"
+    fields = {
+        "func_name": Field(str, required=True, help="qualified function name, or a method name"),
+        "arg_idx": Field(int, default=-1, help="position among the positional arguments"),
+        "arg_keyword": Field(str, help="keyword of the argument"),
+        "arg_new": Field(str, required=True, help="device, index or delete"),
+        "values": Field(str, default="indexed", help="indexed (a fixed index) or any"),
+        "tip": Field(str, required=True, help="what to do where a value from the environment stays"),
+    }
+
+    def validate(self, fields):
+        if fields["arg_new"] not in NEW_VALUES:
+            return f"'arg_new' must be one of {', '.join(NEW_VALUES)}, not {fields['arg_new']!r}"
+        if fields["values"] not in VALUES:
+            return f"'values' must be one of {', '.join(VALUES)}, not {fields['values']!r}"
+        return super().validate(fields)
+
+    def trigger_words(self, rule):
+        name = rule["func_name"]
+        return {name_trigger(name)} if "." in name else {f".{name}("}
+
+    def describe(self, rule):
+        which = "a fixed index" if rule["values"] == "indexed" else "any value"
+        action = {
+            "device": "-> the device of DEVICE_ID",
+            "index": "-> DEVICE_ID",
+            "delete": "deleted (DEVICE_ID's device is selected)",
+        }[rule["arg_new"]]
+        return f"{rule['func_name']}({argument_place(rule)}): {which} {action}"
+
+    def edit(self, rule, call: cst.Call, position: int, ctx) -> cst.Call:
+        block = ctx.index.device_block
+        value = call.args[position].value
+        if block is None or any(_is_cpu(arg.value) for arg in call.args):
+            return call
+        code = ctx.code(value)
+        if block.name in code:
+            return call  # already the index from the environment
+        if rule["values"] == "indexed" and (not _is_indexed(value) or names_several_cards(ctx.source)):
+            return call  # several cards by number: DeviceIdStringRule reports them
+        if FROM_ENVIRONMENT.search(code) or _assigned_from_environment(ctx.source, code):
+            ctx.keep(name_subject(rule["func_name"]), rule.id)
+            return call
+        where = argument_label(call.args[position], rule)
+        if rule["arg_new"] == "delete":
+            ctx.record("DELETE", f"delete the arg {where} of function {rule['func_name']} (-s)", rule.id)
+            return delete_argument(call, position)
+        new_code = block.device_string if rule["arg_new"] == "device" else block.name
+        message = f"change the arg {where} of function {rule['func_name']} to {new_code}"
+        ctx.record("MODIFY", message, rule.id)
+        return replace_value(call, position, cst.parse_expression(new_code))
+
+
+def _assigned_from_environment(source: str, code: str) -> bool:
+    """A name (or attribute) the file assigns from the environment or a rank somewhere
+    (``device = f'cuda:{ddp_local_rank}'`` then ``set_device(device)``)."""
+    if not all(part.isidentifier() for part in code.split(".")):
+        return False
+    assignments = re.finditer(rf"(?m)^[ \t]*{re.escape(code)}[ \t]*=(?!=)(.*)$", source)
+    return any(FROM_ENVIRONMENT.search(match.group(1)) for match in assignments)
+
+
+def _is_indexed(value: cst.BaseExpression) -> bool:
+    """A fixed device index: ``0``, ``'npu:1'``."""
+    if isinstance(value, cst.Integer):
+        return True
+    return isinstance(value, cst.SimpleString) and bool(INDEXED_DEVICE.match(str(value.evaluated_value)))
+
+
+def _is_cpu(value: cst.BaseExpression) -> bool:
+    """``'cpu'``, or a call such as ``torch.device('cpu')`` whose first argument is."""
+    if isinstance(value, cst.Call) and value.args:
+        value = value.args[0].value
+    return isinstance(value, cst.SimpleString) and bool(CPU_DEVICE.match(str(value.evaluated_value)))

@@ -1,0 +1,37 @@
+"""DeviceIdStringRule: a device string with a fixed index names the index from the environment
+(msFmkTransplt's ``-s``): ``'cuda:0'`` -> ``f'npu:{DEVICE_ID}'``, the name and device type of the
+InsertDeviceIdRule. Only whole literals (``'cuda'`` alone already means the current device, which
+the inserted statements select); docstrings, bytes and literals a rule keeps stay. A file that
+names several cards (``'cuda:0'`` and ``'cuda:1'``: a model split over cards) keeps the numbers,
+reported with ``tip``.
+
+    rules:
+      DeviceIdStringRule:
+        - {id: G2N721, device_type: cuda, tip: "..."}
+"""
+
+from gpu2npu.rules.kind import RuleKind
+from gpu2npu.rules.kinds._common import is_identifier
+from gpu2npu.rules.model import Field
+
+
+class DeviceIdString(RuleKind):
+    name = "DeviceIdStringRule"
+    fields = {
+        "device_type": Field(str, required=True, help="device type of the literals (cuda)"),
+        "tip": Field(str, required=True, help="what to do where a file names several cards"),
+    }
+
+    def validate(self, fields):
+        if not is_identifier(fields["device_type"]):
+            return f"'device_type' must be a device type name such as cuda, not {fields['device_type']!r}"
+        return None
+
+    def compile(self, rule, index):
+        index.indexed_device_strings[rule["device_type"]] = rule.id
+
+    def trigger_words(self, rule):
+        return {rule["device_type"] + ":"}
+
+    def describe(self, rule):
+        return f"'{rule['device_type']}:N' -> the device of the index from the environment"

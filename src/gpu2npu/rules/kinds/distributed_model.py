@@ -1,0 +1,55 @@
+"""DistributedDataParallelRule (msFmkTransplt's name), for ``distributed -m MAIN -t MODEL``: in the
+main script, MODEL is wrapped once, after the first statement that moves it to the device, and
+its ``module_methods`` calls after that point go through ``.module``. A script that calls one of
+``setups`` is distributed already and left alone. The pass is gpu2npu.rewrite.distributed.
+
+    rules:
+      DistributedDataParallelRule:
+        - id: G2N741
+          wrapper: "torch.nn.parallel.DistributedDataParallel({model}, device_ids=[LOCAL_RANK])"
+          setups: [torch.distributed.init_process_group, torch.nn.parallel.DistributedDataParallel]
+          module_methods: [state_dict, load_state_dict]
+          tips: {already: "...", no_move: "..."}
+"""
+
+from gpu2npu.rules.kind import RuleKind
+from gpu2npu.rules.kinds._common import (
+    check_names,
+    is_expression,
+    is_identifier,
+    listed_names,
+    shortened,
+    tips_problem,
+)
+from gpu2npu.rules.model import Field
+
+TIPS = ("already", "no_move")
+
+
+class DistributedModel(RuleKind):
+    name = "DistributedDataParallelRule"
+    fields = {
+        "wrapper": Field(str, required=True, help="the wrapping call, {model} standing for the model"),
+        "setups": Field(list, default=[], help="calls that mean the script is distributed already"),
+        "module_methods": Field(list, default=[], help="model methods called through .module after it"),
+        "tips": Field(dict, required=True, help="what to do: " + ", ".join(TIPS)),
+    }
+    text_only = True
+
+    def validate(self, fields):
+        if "{model}" not in fields["wrapper"] or not is_expression(fields["wrapper"].replace("{model}", "m")):
+            return f"'wrapper' must be a call with {{model}} in it, not {shortened(fields['wrapper'])}"
+        if any(not is_identifier(str(m)) for m in fields["module_methods"]):
+            return "'module_methods' must be method names"
+        return check_names(**listed_names("setups", fields["setups"])) or tips_problem(fields["tips"], TIPS)
+
+    def compile(self, rule, index):
+        plan = index.distributed_plan()
+        plan.wrapper = rule["wrapper"]
+        plan.wrapper_rule = rule.id
+        plan.setups = frozenset(rule["setups"])
+        plan.module_methods = frozenset(rule["module_methods"])
+        plan.tips.update(rule["tips"])
+
+    def describe(self, rule):
+        return f"main script: the model -> {rule['wrapper']} after it is moved to the device"

@@ -1,0 +1,65 @@
+"""UnwrapModelRule: a wrapper the NPU does not support is replaced by the model it wraps, as the
+Ascend porting guide does by hand for ``torch.nn.DataParallel``
+(``model = torch.nn.DataParallel(model).cuda()`` -> ``model = model.npu()``): one NPU runs it.
+
+The wrapper's own attribute (``attribute``, ``module`` for DataParallel) would be gone, so a file
+that reads it (``model.module.state_dict()``) keeps the call, reported with ``tip``; a read that
+only happens when the object has the attribute (``m.module if hasattr(m, 'module') else m``,
+or behind ``isinstance(m, DataParallel)``) is no such read (gpu2npu.rewrite.wrappers decides).
+The wrapped model is the ``arg_idx``-th positional argument or the ``arg_keyword`` one.
+
+    rules:
+      UnwrapModelRule:
+        - {id: G2N730, func_name: torch.nn.DataParallel, attribute: module, tip: "..."}
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from gpu2npu.rules.kind import RuleKind
+from gpu2npu.rules.kinds._common import check_names, is_identifier, last
+from gpu2npu.rules.model import Field
+from gpu2npu.source.arguments import find_argument
+
+
+class UnwrapModel(RuleKind):
+    name = "UnwrapModelRule"
+    fields = {
+        "func_name": Field(str, required=True, dotted=True, help="qualified name of the wrapper"),
+        "arg_idx": Field(int, default=0, help="position of the wrapped model"),
+        "arg_keyword": Field(str, default="module", help="keyword of the wrapped model"),
+        "attribute": Field(str, default="module", help="the wrapper's attribute that holds the model"),
+        "tip": Field(str, required=True, help="what to do where the call is kept"),
+    }
+
+    def validate(self, fields):
+        if not is_identifier(fields["attribute"]) or not is_identifier(fields["arg_keyword"]):
+            return "'attribute' and 'arg_keyword' must be identifiers"
+        return check_names(func_name=fields["func_name"])
+
+    def compile(self, rule, index):
+        index.add_call_edit(rule["func_name"], rule, self.apply)
+        index.replaced_apis.add(rule["func_name"])
+        index.kept_wrappers[rule["func_name"]] = (rule["attribute"], rule.id)
+
+    def trigger_words(self, rule):
+        return {last(rule["func_name"])}
+
+    def describe(self, rule):
+        return f"{rule['func_name']}(model) -> model, unless the file reads .{rule['attribute']}"
+
+    def subject(self, rule):
+        return rule["func_name"]
+
+    def apply(self, rule, call: cst.Call, ctx) -> cst.BaseExpression:
+        position = find_argument(call, rule["arg_idx"], rule["arg_keyword"])
+        if position is None or call.args[position].star:
+            return call
+        model = call.args[position].value
+        message = (
+            f"replace {rule['func_name']}({ctx.code(model)}) with the model it wraps: one NPU runs it "
+            "(several: the distributed mode)"
+        )
+        ctx.record("MODIFY", message, rule.id)
+        return model

@@ -1,0 +1,32 @@
+"""Single card to multi-card (msFmkTransplt's ``distributed -m MAIN -t MODEL``): the full
+migration, the device index of each process from ``LOCAL_RANK``, and in the main script the
+process group, DistributedDataParallel, sharded training loaders and rank-0 logging and saving
+(rules/distributed/, the pass gpu2npu.rewrite.distributed). Writes ``<name>_msft_multi`` with a
+``torchrun`` launcher."""
+
+from gpu2npu.rules.model import NORMAL_SWITCHES
+from gpu2npu.styles import Style
+
+LAUNCHER = """#!/bin/sh
+# Start the migrated training on NPUS cards of this machine, one process per card:
+#   sh run_distributed_npu.sh [NPUS] [arguments of {main}...]    (NPUS default: 8)
+# torchrun gives each process RANK, LOCAL_RANK and WORLD_SIZE; the script sets up hccl from them.
+NPUS=${{1:-8}}
+[ "$#" -gt 0 ] && shift
+export HCCL_WHITELIST_DISABLE=1
+exec torchrun --standalone --nproc_per_node="$NPUS" {main} "$@"
+"""
+
+STYLE = Style(
+    name="distributed",
+    help="the full migration made multi-card: process group, DDP, sharded loaders "
+    "(one --entry: the main script)",
+    rule_folders=("", "every_mode", "device_index", "distributed"),
+    switches=NORMAL_SWITCHES | {"distributed"},
+    order=3,
+    entry_scripts=True,
+    one_entry=True,
+    output_suffix="_msft_multi",
+    launcher=LAUNCHER,
+    launcher_name="run_distributed_npu.sh",
+)

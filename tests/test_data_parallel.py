@@ -1,0 +1,55 @@
+"""DataParallel in every mode: replaced by the model it wraps (one NPU runs it), or kept and
+reported as manual work where the file reads the wrapper's `.module`."""
+
+import csv
+from pathlib import Path
+
+import pytest
+from helpers import run_cli, write
+
+UNWRAPPED = (
+    "import torch\n"
+    "\n"
+    "def build(net):\n"
+    "    model = torch.nn.DataParallel(net, device_ids=[0, 1]).cuda()\n"
+    "    return model.module if isinstance(model, torch.nn.DataParallel) else model\n"
+)
+READS_MODULE = "import torch.nn as nn\n\ndef build(net):\n    return nn.DataParallel(net).module\n"
+
+
+def rows(path: Path):
+    with open(path, newline="", encoding="utf-8") as handle:
+        return list(csv.reader(handle))
+
+
+@pytest.mark.parametrize("mode", ["full", "auto", "specify-device"])
+def test_data_parallel_is_unwrapped_or_kept_and_reported_in_every_mode(mode, tmp_path):
+    write(tmp_path / "proj" / "wrap.py", UNWRAPPED)
+    write(tmp_path / "proj" / "reads.py", READS_MODULE)
+    write(tmp_path / "proj" / "run.py", "import wrap\n\nif __name__ == '__main__':\n    wrap.build(None)\n")
+    result = run_cli(
+        "migrate", "-i", tmp_path / "proj", "-o", tmp_path / "out", "-v", "2.8.0", "--mode", mode
+    )
+    assert result.returncode == 0, result.stderr
+    out = tmp_path / "out" / "proj_msft"
+    wrapped = (out / "wrap.py").read_text()
+    device = "npu" if mode != "auto" else "cuda"  # auto: transfer_to_npu redirects .cuda() at run time
+    assert f"    model = net.{device}()\n" in wrapped
+    assert (out / "reads.py").read_text() == READS_MODULE
+    reports = out / "transplant_result_file"
+    changes = [row for row in rows(reports / "change_list.csv") if row[5].startswith("G2N73")]
+    assert changes == [
+        [
+            "wrap.py",
+            "4",
+            "4",
+            "MODIFY",
+            "replace torch.nn.DataParallel(net) with the model it wraps: one NPU runs it "
+            "(several: the distributed mode)",
+            "G2N730",
+        ]
+    ]
+    unsupported = [row[:4] + row[5:] for row in rows(reports / "unsupported_api.csv")[1:]]
+    assert unsupported == [
+        ["reads.py", "4", "4", "torch.nn.DataParallel", "unsupported", "listed", "rules:G2N730"]
+    ]

@@ -1,0 +1,216 @@
+"""`-s` / `--mode specify-device`: the device index from the environment (msFmkTransplt's -s),
+from the installed command, without the reference's bug B21 (CPU devices forced onto the NPU)."""
+
+import csv
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from helpers import run_cli, tree_files
+
+from gpu2npu.rewrite.imports import insert_at_top
+from gpu2npu.source.parse import parse_ast
+
+PROJECT = Path(__file__).parent / "projects" / "specify_device"
+BEFORE, AFTER = PROJECT / "before", PROJECT / "after"
+BLOCK = (
+    "DEVICE_ID = int(os.environ['DEVICE_ID']) if os.environ.get('DEVICE_ID', '').isdigit() else 0\n"
+    "torch_npu.npu.set_device(DEVICE_ID)\n"
+)
+
+
+def rows(path: Path):
+    with open(path, newline="", encoding="utf-8") as handle:
+        return list(csv.reader(handle))
+
+
+def migrate_s(tmp_path, *flags, source=BEFORE, out="out"):
+    result = run_cli("migrate", "-i", source, "-o", tmp_path / out, "-v", "2.8.0", *flags)
+    return result, tmp_path / out / f"{source.stem}_msft"
+
+
+def migrated_files(out: Path):
+    return {
+        rel: data for rel, data in tree_files(out).items() if not rel.startswith("transplant_result_file")
+    }
+
+
+def test_fixed_indices_take_the_device_from_the_environment_and_cpu_stays(tmp_path):
+    result, out = migrate_s(tmp_path, "-s")
+    assert result.returncode == 0, result.stderr
+    # train.py and utils/data.py as in after/; utils/model.py (no device) and utils/__init__.py byte for byte
+    assert migrated_files(out) == tree_files(BEFORE) | tree_files(AFTER)
+    train = (AFTER / "train.py").read_text()
+    assert 'torch.device("cpu")' in train and 'map_location=torch.device("cpu")' in train  # B21
+    reports = out / "transplant_result_file"
+    changes = rows(reports / "change_list.csv")
+    assert [row for row in changes if row[5].startswith("G2N72")] == [
+        [
+            "train.py",
+            "10",
+            "10",
+            "INSERT",
+            "insert the statements that take DEVICE_ID from the environment",
+            "G2N720",
+        ],
+        [
+            "train.py",
+            "17",
+            "17",
+            "MODIFY",
+            "change the arg at position 0 of function torch.cuda.set_device to DEVICE_ID",
+            "G2N726",
+        ],
+        ["train.py", "18", "18", "DELETE", "delete the arg at position 0 of function cuda (-s)", "G2N724"],
+        [
+            "train.py",
+            "22",
+            "22",
+            "MODIFY",
+            "change the arg at position 1 of function torch.device to DEVICE_ID",
+            "G2N723",
+        ],
+        [
+            "utils/data.py",
+            "3",
+            "3",
+            "INSERT",
+            "insert the statements that take DEVICE_ID from the environment",
+            "G2N720",
+        ],
+        [
+            "utils/data.py",
+            "12",
+            "12",
+            "MODIFY",
+            "replace string \"cuda:0\" with f'npu:{DEVICE_ID}'",
+            "G2N721",
+        ],
+    ]
+    # the launcher's LOCAL_RANK is left alone, and reported
+    assert rows(reports / "unsupported_api.csv")[1:] == [
+        [
+            "utils/data.py",
+            "10",
+            "10",
+            "torch.cuda.set_device",
+            "left as it is: the device already comes from the environment or a rank; check that it agrees "
+            "with the index the migration takes from the environment",
+            "supported_with_limits",
+            "listed",
+            "rules:G2N726",
+        ]
+    ]
+
+
+def test_long_and_short_flags_are_the_same_migration(tmp_path):
+    short, out_short = migrate_s(tmp_path, "-s", out="a")
+    long, out_long = migrate_s(tmp_path, "--mode", "specify-device", out="b")
+    assert short.returncode == long.returncode == 0
+    assert migrated_files(out_short) == migrated_files(out_long)
+    plain, out_plain = migrate_s(tmp_path, out="c")
+    assert b"DEVICE_ID" not in b"".join(migrated_files(out_plain).values())  # not without -s
+
+
+def test_a_second_migration_changes_nothing(tmp_path):
+    _, out = migrate_s(tmp_path, "-s")
+    again, out_again = migrate_s(tmp_path, "-s", source=out, out="again")
+    assert again.returncode == 0, again.stderr
+    assert migrated_files(out_again) == migrated_files(out)
+    assert rows(out_again / "transplant_result_file" / "change_list.csv")[1:] == []
+
+
+def test_an_entry_script_selects_the_device_even_without_a_fixed_index(tmp_path):
+    script = tmp_path / "run.py"
+    script.write_text("import torch\n\nif __name__ == '__main__':\n    print(torch.ones(1).cuda())\n")
+    result, out = migrate_s(tmp_path, "-s", source=script)
+    assert result.returncode == 0, result.stderr
+    assert (out / "run.py").read_text() == (
+        "import torch\nimport torch_npu\nimport os\n"
+        + BLOCK
+        + "\nif __name__ == '__main__':\n    print(torch.ones(1).npu())\n"
+    )
+
+
+def test_s_and_another_mode_contradict(tmp_path):
+    result, _ = migrate_s(tmp_path, "-s", "--mode", "auto")
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        "gpu2npu: error: -s and --mode auto contradict each other; give one of them"
+    ]
+    assert not (tmp_path / "out").exists()
+
+
+def test_check_with_s_lists_the_same_changes_and_writes_nothing(tmp_path):
+    copy = tmp_path / "proj"
+    shutil.copytree(BEFORE, copy)
+    before = tree_files(copy)
+    result = run_cli("check", copy, "-v", "2.8.0", "-s", "--format", "json", cwd=tmp_path)
+    assert result.returncode in (0, 1), result.stderr
+    findings = json.loads(result.stdout)["findings"]
+    found = sorted((f["file"], f["line"], f["rule"]) for f in findings if f["rule"].startswith("G2N72"))
+    assert found == [
+        ("proj/train.py", 10, "G2N720"),
+        ("proj/train.py", 17, "G2N726"),
+        ("proj/train.py", 18, "G2N724"),
+        ("proj/train.py", 22, "G2N723"),
+        ("proj/utils/data.py", 3, "G2N720"),
+        ("proj/utils/data.py", 10, "G2N726"),
+        ("proj/utils/data.py", 12, "G2N721"),
+    ]
+    assert tree_files(copy) == before
+
+
+@pytest.mark.parametrize(
+    "before,after",
+    [
+        (b"import os\nx = 1\n", b"import os\nSTATEMENT\nx = 1\n"),
+        (
+            b'"""Doc."""\nimport os\nimport sys\n\nx = 1\n',
+            b'"""Doc."""\nimport os\nimport sys\nSTATEMENT\n\nx = 1\n',
+        ),
+        (
+            b"import os\nsys.path.append('.')\nimport torch\n",
+            b"import os\nSTATEMENT\nsys.path.append('.')\nimport torch\n",
+        ),
+        (b"x = 1\nimport os\n", b"STATEMENT\nx = 1\nimport os\n"),
+        (b"import os", b"import os\nSTATEMENT\n"),
+    ],
+    ids=[
+        "after the imports",
+        "docstring",
+        "imports after code stay after",
+        "no leading import",
+        "no newline",
+    ],
+)
+def test_statements_after_imports_keep_the_imports_first(before, after):
+    new, line = insert_at_top(before, parse_ast(before), ["STATEMENT"], after_imports=True)
+    assert (new, line) == (after, after.split(b"\n").index(b"STATEMENT") + 1)
+
+
+def test_devices_named_from_a_rank_or_split_over_cards_are_kept_and_reported(tmp_path):
+    source = tmp_path / "proj"
+    ranked = (
+        "import os\nimport torch\n\nlocal_rank = int(os.environ['LOCAL_RANK'])\n"
+        "device = f'cuda:{local_rank}'\ntorch.cuda.set_device(device)\n"
+    )
+    split = "import torch\n\nfirst = torch.nn.Linear(2, 2).to('cuda:0')\nsecond = first.to('cuda:1')\n"
+    (source / "tools").mkdir(parents=True)
+    (source / "ranked.py").write_text(ranked)
+    (source / "split.py").write_text(split)
+    (source / "tools" / "count.py").write_text(
+        "import sys\n\nif __name__ == '__main__':\n    print(len(sys.argv))\n"
+    )
+    result, out = migrate_s(tmp_path, "-s", source=source)
+    assert result.returncode == 0, result.stderr
+    assert "torch.npu.set_device(device)\n" in (out / "ranked.py").read_text()
+    assert "'npu:0'" in (out / "split.py").read_text() and "'npu:1'" in (out / "split.py").read_text()
+    assert (out / "tools" / "count.py").read_text() == (source / "tools" / "count.py").read_text()  # no torch
+    kept = [row[:4] + row[6:] for row in rows(out / "transplant_result_file" / "unsupported_api.csv")[1:]]
+    assert kept == [
+        ["ranked.py", "6", "6", "torch.cuda.set_device", "listed", "rules:G2N726"],
+        ["split.py", "3", "3", "'cuda:0'", "listed", "rules:G2N721"],
+        ["split.py", "4", "4", "'cuda:1'", "listed", "rules:G2N721"],
+    ]
