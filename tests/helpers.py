@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import csv
 import functools
 import os
 import shutil
@@ -128,3 +129,9 @@ def write(path: Path, data, mode=None) -> Path:
     if mode is not None:
         path.chmod(mode)
     return path
+
+
+def rows(path: Path) -> list:
+    """The rows of a CSV report, header first."""
+    with open(path, newline="", encoding="utf-8") as handle:
+        return list(csv.reader(handle))

@@ -1,11 +1,10 @@
 """The API reports of `gpu2npu migrate`: exact rows, versions, C++ extensions, determinism."""
 
-import csv
 import json
 import shutil
 
 import pytest
-from helpers import REPO, run_cli, tree_files
+from helpers import REPO, rows, run_cli, tree_files
 
 PROJECT = REPO / "tests" / "projects" / "apis"
 FP64_TIP = (
@@ -18,11 +17,6 @@ def migrate(tmp_path, version="2.8.0", source=PROJECT, jobs="1"):
     result = run_cli("migrate", "-i", source, "-o", tmp_path / "out", "-v", version, "-j", jobs)
     assert result.returncode == 0, result.stderr
     return result, tmp_path / "out" / f"{source.name}_msft" / "transplant_result_file"
-
-
-def rows(path):
-    with open(path, newline="", encoding="utf-8") as handle:
-        return list(csv.reader(handle))
 
 
 def test_unsupported_rows_through_aliases_extensions_and_libraries(tmp_path):

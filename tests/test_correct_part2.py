@@ -13,12 +13,11 @@
   ``check`` shows each one as a finding (an error for what breaks, a warning for a kept string).
 """
 
-import csv
 import json
 import shutil
 
 import pytest
-from helpers import FIXTURES, REPO, run_cli
+from helpers import FIXTURES, REPO, rows, run_cli
 
 FIXTURE_FILES = {
     "loader.py": FIXTURES / "compared_strings" / "data_comparisons.py",
@@ -92,11 +91,6 @@ def project(tmp_path):
     for name, fixture in FIXTURE_FILES.items():
         shutil.copyfile(fixture, root / name)
     return root
-
-
-def rows(path):
-    with open(path, newline="", encoding="utf-8") as handle:
-        return list(csv.reader(handle))
 
 
 def migrate(project, tmp_path, version="2.8.0"):

@@ -1,11 +1,8 @@
 """DataParallel in every mode: replaced by the model it wraps (one NPU runs it), or kept and
 reported as manual work where the file reads the wrapper's `.module`."""
 
-import csv
-from pathlib import Path
-
 import pytest
-from helpers import run_cli, write
+from helpers import rows, run_cli, write
 
 UNWRAPPED = (
     "import torch\n"
@@ -15,11 +12,6 @@ UNWRAPPED = (
     "    return model.module if isinstance(model, torch.nn.DataParallel) else model\n"
 )
 READS_MODULE = "import torch.nn as nn\n\ndef build(net):\n    return nn.DataParallel(net).module\n"
-
-
-def rows(path: Path):
-    with open(path, newline="", encoding="utf-8") as handle:
-        return list(csv.reader(handle))
 
 
 @pytest.mark.parametrize("mode", ["full", "auto", "specify-device"])

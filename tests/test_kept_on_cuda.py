@@ -10,10 +10,9 @@ its CUDA form and is reported as manual work (``tests/projects/kept_on_cuda``):
 * a file where nothing else changes gets no ``import torch_npu``.
 """
 
-import csv
 import json
 
-from helpers import REPO, run_cli
+from helpers import REPO, rows, run_cli
 
 PROJECT = REPO / "tests" / "projects" / "kept_on_cuda"
 KEPT_TIP = (
@@ -64,11 +63,6 @@ UNSUPPORTED_ROWS = [
         "unsupported", "listed", "rules:G2N072",
     ],
 ]  # fmt: skip
-
-
-def rows(path):
-    with open(path, newline="", encoding="utf-8") as handle:
-        return list(csv.reader(handle))
 
 
 def migrate(tmp_path):

@@ -5,24 +5,18 @@ at their top; every other file stays byte for byte, except the documented restri
 patcher (rules/auto/), each with its report row."""
 
 import ast
-import csv
 import json
 import shutil
 from pathlib import Path
 
 import pytest
-from helpers import run_cli, tree_files
+from helpers import rows, run_cli, tree_files
 
 from gpu2npu.rewrite.imports import insert_at_top
 
 PROJECT = Path(__file__).parent / "projects" / "auto"
 BEFORE, AFTER = PROJECT / "before", PROJECT / "after"
 ENTRY_LINES = "import torch_npu\nfrom torch_npu.contrib import transfer_to_npu\n"
-
-
-def rows(path: Path):
-    with open(path, newline="", encoding="utf-8") as handle:
-        return list(csv.reader(handle))
 
 
 def migrate_auto(tmp_path, *extra, source=BEFORE):

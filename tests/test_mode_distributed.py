@@ -2,7 +2,6 @@
 from the installed command: the fixture pair (its B20 cases), a second run that doubles nothing,
 bad input, check and --diff. The proof by running two processes is in test_standin.py."""
 
-import csv
 import json
 import os
 import shutil
@@ -10,15 +9,10 @@ import stat
 from pathlib import Path
 
 import pytest
-from helpers import run_cli, tree_files, write
+from helpers import rows, run_cli, tree_files, write
 
 PROJECT = Path(__file__).parent / "projects" / "distributed"
 BEFORE, AFTER = PROJECT / "before", PROJECT / "after"
-
-
-def rows(path: Path):
-    with open(path, newline="", encoding="utf-8") as handle:
-        return list(csv.reader(handle))
 
 
 def distributed(tmp_path, *extra, source=BEFORE, main=None, out="out"):

@@ -1,13 +1,12 @@
 """`-s` / `--mode specify-device`: the device index from the environment (msFmkTransplt's -s),
 from the installed command, without the reference's bug B21 (CPU devices forced onto the NPU)."""
 
-import csv
 import json
 import shutil
 from pathlib import Path
 
 import pytest
-from helpers import run_cli, tree_files
+from helpers import rows, run_cli, tree_files
 
 from gpu2npu.rewrite.imports import insert_at_top
 from gpu2npu.source.parse import parse_ast
@@ -18,11 +17,6 @@ BLOCK = (
     "DEVICE_ID = int(os.environ['DEVICE_ID']) if os.environ.get('DEVICE_ID', '').isdigit() else 0\n"
     "torch_npu.npu.set_device(DEVICE_ID)\n"
 )
-
-
-def rows(path: Path):
-    with open(path, newline="", encoding="utf-8") as handle:
-        return list(csv.reader(handle))
 
 
 def migrate_s(tmp_path, *flags, source=BEFORE, out="out"):

@@ -7,11 +7,10 @@ cycle (loop.ping <-> loop.pong), plain recursion (loop.countdown), a call only j
 outside the library (serve.serve, through tests/projects/third_party_env)."""
 
 import ast
-import csv
 import functools
 import os
 
-from helpers import REPO, run_cli, run_cli_without, tree_files, write
+from helpers import REPO, rows, run_cli, run_cli_without, tree_files, write
 
 from gpu2npu.modes.third_party.analysis import Use, propagate
 from gpu2npu.modes.third_party.callgraph import build_graph, enclosing_function, function_spans
@@ -22,11 +21,6 @@ ENV = REPO / "tests" / "projects" / "third_party_env"
 OPS = "file_path:mylib/ops.py, start_line:{}, api_name:{}"
 DP = OPS.format(7, "torch.autograd.profiler.emit_nvtx")
 EXT = OPS.format(11, "mylib._ext.fused_add")
-
-
-def rows(path):
-    with open(path, newline="", encoding="utf-8") as handle:
-        return list(csv.reader(handle))
 
 
 def analyse(tmp_path, *extra, runner=run_cli):
