@@ -220,3 +220,13 @@ def test_check_in_distributed_mode_lists_the_changes_and_writes_nothing(tmp_path
         ("proj/train.py", 51, "G2N741"),
     ]
     assert tree_files(copy) == before
+
+
+def test_help_shows_each_mode_with_an_example_and_needs_no_input():
+    general = run_cli("migrate", "--help")
+    assert general.returncode == 0
+    assert "-s                   x = x.to('cuda:0')   ->  x = x.to(f'npu:{DEVICE_ID}')" in general.stdout
+    assert "distributed -m MAIN  model = model.cuda() ->  model = model.npu()" in general.stdout
+    sub = run_cli("migrate", "distributed", "--help")
+    assert sub.returncode == 0, sub.stderr
+    assert "-t, --target_model, --target-model TEXT" in sub.stdout and "--shard-eval" in sub.stdout

@@ -176,8 +176,24 @@ def chosen_version(text, announce: bool = True) -> str:
     return resolve_version(text)
 
 
+MIGRATE_EXAMPLES = """\b
+Modes, one change each:
+  full (default)       x = x.cuda(0)        ->  x = x.npu(0)
+  --mode auto          (entry script)       +   import torch_npu
+                                            +   from torch_npu.contrib import transfer_to_npu
+  -s                   x = x.to('cuda:0')   ->  x = x.to(f'npu:{DEVICE_ID}')   ($DEVICE_ID)
+  distributed -m MAIN  model = model.cuda() ->  model = model.npu()
+                                            +   model = DistributedDataParallel(model, ...)
+  every mode           DataParallel(model)  ->  model
+"""
+
+
 # -i and -o are checked in the callbacks, so that `migrate distributed --help` works without them.
-@main.group(invoke_without_command=True, subcommand_metavar="[distributed -m MAIN [-t MODEL]]")
+@main.group(
+    invoke_without_command=True,
+    subcommand_metavar="[distributed -m MAIN [-t MODEL]]",
+    epilog=MIGRATE_EXAMPLES,
+)
 @input_option("Project directory or single .py file.  [required]", required=False)
 @output_option("_msft", required=False)
 @version_option
