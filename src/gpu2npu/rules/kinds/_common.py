@@ -10,6 +10,7 @@ from typing import Optional
 import libcst as cst
 
 from gpu2npu.rules.kind import RuleKind
+from gpu2npu.rules.model import Field
 from gpu2npu.source.arguments import find_argument
 
 IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -106,6 +107,14 @@ def argument_label(arg, rule) -> str:
 def argument_place(rule) -> str:
     """``arg 0`` or ``device=``: which argument of the call a rule reads."""
     return f"arg {rule['arg_idx']}" if rule["arg_idx"] >= 0 else f"{rule['arg_keyword']}="
+
+
+# The fields that say which argument of which call a call-argument kind reads.
+ARGUMENT_FIELDS = {
+    "func_name": Field(str, required=True, help="qualified function name, or a method name"),
+    "arg_idx": Field(int, default=-1, help="position among the positional arguments"),
+    "arg_keyword": Field(str, help="keyword of the argument"),
+}
 
 
 class CallArgumentKind(RuleKind):

@@ -18,6 +18,7 @@ import libcst as cst
 import regex
 
 from gpu2npu.rules.kinds._common import (
+    ARGUMENT_FIELDS,
     CallArgumentKind,
     argument_label,
     argument_place,
@@ -37,9 +38,7 @@ WHITE_LIST_TIMEOUT_S = 0.1
 class ArgsModify(CallArgumentKind):
     name = "ArgsModifyRule"
     fields = {
-        "func_name": Field(str, required=True, help="qualified function name, or a method name"),
-        "arg_idx": Field(int, default=-1, help="position among the positional arguments"),
-        "arg_keyword": Field(str, help="keyword of the argument"),
+        **ARGUMENT_FIELDS,
         "arg_new": Field(str, required=True, help="new source text ('' deletes the argument)"),
         "white_list": Field(list, default=(), help="regexes that leave a matching argument alone"),
     }

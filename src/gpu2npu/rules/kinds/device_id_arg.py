@@ -21,6 +21,7 @@ import re
 import libcst as cst
 
 from gpu2npu.rules.kinds._common import (
+    ARGUMENT_FIELDS,
     CallArgumentKind,
     argument_label,
     argument_place,
@@ -42,9 +43,7 @@ CPU_DEVICE = re.compile(r"^cpu(:[0-9]+)?$")
 class DeviceIdArg(CallArgumentKind):
     name = "DeviceIdArgRule"
     fields = {
-        "func_name": Field(str, required=True, help="qualified function name, or a method name"),
-        "arg_idx": Field(int, default=-1, help="position among the positional arguments"),
-        "arg_keyword": Field(str, help="keyword of the argument"),
+        **ARGUMENT_FIELDS,
         "arg_new": Field(str, required=True, help="device, index or delete"),
         "values": Field(str, default="indexed", help="indexed (a fixed index) or any"),
         "tip": Field(str, required=True, help="what to do where a value from the environment stays"),
