@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import List, Optional, Set, Tuple
+from typing import List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider, QualifiedNameProvider
@@ -159,7 +159,7 @@ class _Distribute(cst.CSTTransformer):
         self.kept: List[Kept] = []
         self.scopes: List[cst.CSTNode] = []
         self.loader_names: List[Set[str]] = []  # per scope: names bound to (sharded) loaders
-        self.assigned: List[str] = []  # targets of the assignments being visited
+        self.assigned: List[Sequence[cst.AssignTarget]] = []  # of the assignments being visited
         self.rank_tests = 0  # enclosing ifs that test the rank
         self.sharded: List[int] = []  # lines of sharded loaders
         self.sharded_names: Set[str] = set()
@@ -190,8 +190,7 @@ class _Distribute(cst.CSTTransformer):
         return updated_node
 
     def visit_Assign(self, node):
-        targets = [_code(t.target) for t in node.targets]
-        self.assigned.append(" ".join(targets))
+        self.assigned.append(node.targets)
         for target in node.targets:
             for name in _names(target.target):
                 if "loader" in name.lower():
@@ -288,7 +287,7 @@ class _Distribute(cst.CSTTransformer):
         shuffle = keywords.get("shuffle") or (positional[2] if len(positional) > 2 else None)
         shuffle_code = _code(shuffle.value) if shuffle is not None else "False"
         dataset = keywords.get("dataset") or (positional[0] if positional else None)
-        if not self._is_training(original, dataset, shuffle_code):
+        if not self._is_training(dataset, shuffle_code):
             if not self.shard_eval:
                 self._keep(original, LOADER, rule, "evaluation", works=True)
                 return call
@@ -303,17 +302,18 @@ class _Distribute(cst.CSTTransformer):
         message = f"shard the loader: sampler={sampler} (its shuffle moves into the sampler)"
         self.changes.append(Change(line, line, MODIFY, message, rule))
         self.sharded.append(line)
-        for name in _split_names(self.assigned[-1] if self.assigned else ""):
-            self.loader_names[-1].add(name)
-            self.sharded_names.add(name)
+        for target in self.assigned[-1] if self.assigned else ():
+            for name in _names(target.target):
+                self.loader_names[-1].add(name)
+                self.sharded_names.add(name)
         return call.with_changes(args=args)
 
-    def _is_training(self, call: cst.Call, dataset, shuffle_code: str) -> bool:
+    def _is_training(self, dataset, shuffle_code: str) -> bool:
         if shuffle_code not in ("False", "None", "0"):
             return True
         words = " ".join(
             [
-                self.assigned[-1] if self.assigned else "",
+                " ".join(_code(t.target) for t in self.assigned[-1]) if self.assigned else "",
                 _code(dataset.value) if dataset is not None else "",
                 self.scopes[-1].name.value if isinstance(self.scopes[-1], cst.FunctionDef) else "",
             ]
@@ -438,13 +438,6 @@ def _names(target: cst.BaseExpression) -> List[str]:
     if isinstance(target, (cst.Tuple, cst.List)):
         return [name for element in target.elements for name in _names(element.value)]
     return []
-
-
-def _split_names(assigned: str) -> List[str]:
-    """The plain names among the targets of the assignment being visited."""
-    for separator in "(),[]":
-        assigned = assigned.replace(separator, " ")
-    return [part for part in assigned.split() if part.isidentifier()]
 
 
 def _evaluated_twice_safely(node: cst.BaseExpression) -> bool:
