@@ -12,11 +12,16 @@ import sys
 import textwrap
 from pathlib import Path
 
+from gpu2npu.apis.context import analyse_source
+from gpu2npu.filekinds import KindContext, classify, file_kind_named
+from gpu2npu.project.scan import ProjectScan, analysis_context
 from gpu2npu.rewrite.engine import migrate_source
+from gpu2npu.rewrite.kept import file_kept
 from gpu2npu.rewrite.transformer import ProjectFacts
 from gpu2npu.rules.index import compile_index
 from gpu2npu.rules.loader import load_builtin_rules, load_rule_files
 from gpu2npu.source.modules import starts_a_program
+from gpu2npu.source.parse import parse_ast
 from gpu2npu.styles import style_named
 
 REPO = Path(__file__).resolve().parent.parent
@@ -29,6 +34,8 @@ REPORT_FILES = sorted(
         "api_precision_advice.csv",
         "change_list.csv",
         "cuda_op_list.csv",
+        "dependency_plan.csv",
+        "manual_work.csv",
         "msFmkTranspltlog.txt",
         "report.json",
         "skipped_files.csv",
@@ -65,6 +72,37 @@ def migrate(code: str, version: str = NEWEST, index=None, dedent: bool = True) -
 def changes(code: str, version: str = NEWEST, index=None):
     result = migrate_source(textwrap.dedent(code).encode("utf-8"), index or builtin_index(version))
     return [(c.start_line, c.end_line, c.operation, c.message, c.rule) for c in result.changes]
+
+
+def kind_context(
+    version: str = NEWEST, style: str = "full", index=None, analyse: bool = False
+) -> KindContext:
+    """What a file kind gets in a run with the built-in rules (or ``index``); ``analyse``: a run
+    that wants the API reports (of a project without C++ extensions)."""
+    index = index or builtin_index(version, style)
+
+    def migrate_python(data: bytes, rel: str):
+        result = migrate_source(data, index, ProjectFacts(), rel)
+        return result.new_bytes, result.changes, result.skipped
+
+    if not analyse:
+        return KindContext(index, migrate_python)
+    analysis = analysis_context(index, ProjectScan(ProjectFacts(), [], []))
+
+    def analyse_python(data: bytes, rel: str):
+        tree = parse_ast(data)
+        return analyse_source(data, rel, tree, analysis), file_kept(data, tree, index)
+
+    return KindContext(index, migrate_python, analyse_python)
+
+
+def migrate_file(
+    name: str, data: bytes, version: str = NEWEST, style: str = "full", index=None, analyse: bool = False
+):
+    """The KindOutcome of the file kind that claims a file named ``name`` holding ``data``."""
+    kind = classify(name, len(data), lambda: data[:256])
+    assert kind is not None and kind != "python", f"no file kind other than python claims {name}"
+    return file_kind_named(kind).migrate(data, name, kind_context(version, style, index, analyse))
 
 
 def gpu2npu_command():
@@ -135,3 +173,12 @@ def rows(path: Path) -> list:
     """The rows of a CSV report, header first."""
     with open(path, newline="", encoding="utf-8") as handle:
         return list(csv.reader(handle))
+
+
+def python_change_rows(path: Path) -> list:
+    """The rows of a change_list.csv of Python files only, header first, without the columns
+    File Kind and Cell (checked here: python, and no cell)."""
+    table = rows(path)
+    assert table[0][6:] == ["File Kind", "Cell"]
+    assert all(row[6:] == ["python", ""] for row in table[1:]), table
+    return [row[:6] for row in table]

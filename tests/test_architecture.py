@@ -20,6 +20,7 @@ RANKS = {
     "modes": 2,
     "project": 3,
     "report": 3,
+    "filekinds": 3.5,  # read by the project service; built on rewrite (changes) and rules
     "rewrite": 4,
     "apis": 4,
     "styles": 4,

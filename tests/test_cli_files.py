@@ -12,7 +12,7 @@ from pathlib import Path
 
 from helpers import REPORT_FILES, run_cli, tree_files, write
 
-CHANGE_HEADER = "File,Start Line,End Line,Operation Type,Message,Rule"
+CHANGE_HEADER = "File,Start Line,End Line,Operation Type,Message,Rule,File Kind,Cell"
 A_PY = "import torch\nx = torch.zeros(2).cuda()\ntorch.cuda.synchronize()\n"
 A_PY_NPU = "import torch\nimport torch_npu\nx = torch.zeros(2).npu()\ntorch.npu.synchronize()\n"
 
@@ -29,8 +29,8 @@ def read_csv(path: Path):
 
 def skipped(out: Path):
     rows = read_csv(out / "transplant_result_file" / "skipped_files.csv")
-    assert rows[0] == ["File", "Reason"]
-    return rows[1:]
+    assert rows[0] == ["File", "Reason", "File Kind"]
+    return [row[:2] for row in rows[1:]]
 
 
 def change_lines(out: Path):
@@ -44,7 +44,7 @@ def mode(path: Path) -> int:
 # --- copies and modes -------------------------------------------------------------------------
 
 
-def test_other_files_are_copied_byte_for_byte_with_their_mode(tmp_path):
+def test_other_files_keep_their_bytes_or_only_their_migrated_values_and_their_mode(tmp_path):
     proj = tmp_path / "proj"
     files = {
         "launch.sh": (b"#!/bin/bash\nexport CUDA_VISIBLE_DEVICES=0\npython train.py\n", 0o755),
@@ -60,13 +60,22 @@ def test_other_files_are_copied_byte_for_byte_with_their_mode(tmp_path):
         write(proj / rel, data, mode=file_mode)
     (proj / "data").chmod(0o750)
     out = migrate_ok(tmp_path)
+    migrated = {
+        "launch.sh": b"#!/bin/bash\nexport ASCEND_RT_VISIBLE_DEVICES=0\npython train.py\n",
+        "config.yaml": b"device: npu\r\nbackend: hccl\r\n",
+    }
     for rel, (data, file_mode) in files.items():
-        assert (out / rel).read_bytes() == data, rel
+        assert (out / rel).read_bytes() == migrated.get(rel, data), rel
         assert mode(out / rel) == file_mode, rel
     assert mode(out / "data") == 0o750
-    assert change_lines(out) == [CHANGE_HEADER]
+    assert [line.split(",")[0] for line in change_lines(out)[1:]] == [
+        "config.yaml",
+        "config.yaml",
+        "launch.sh",
+    ]
     report = json.loads((out / "transplant_result_file" / "report.json").read_text())
-    assert report["summary"]["other_files_copied"] == len(files)
+    assert report["summary"]["other_files_copied"] == 2  # the binary ones: train.bin and the .pyc
+    assert report["summary"]["other_kind_files"] == 6
 
 
 def test_python_files_keep_their_mode(tmp_path):

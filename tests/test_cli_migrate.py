@@ -14,8 +14,8 @@ import yaml
 from helpers import REPO, REPORT_FILES, run_cli, tree_files, write
 
 NOTICE = "gpu2npu: target torch 2.8.0 (the newest; choose another with -v)"
-CHANGE_HEADER = "File,Start Line,End Line,Operation Type,Message,Rule"
-SKIPPED_HEADER = "File,Reason"
+CHANGE_HEADER = "File,Start Line,End Line,Operation Type,Message,Rule,File Kind,Cell"
+SKIPPED_HEADER = "File,Reason,File Kind"
 CHANGE_COLUMNS = CHANGE_HEADER.split(",")
 RULE_FILE_HINT = "; fix the rule file (see 'Rule files' in README.md)"
 
@@ -41,6 +41,9 @@ MULTI_ROWS = [
 
 
 def csv_text(header: str, rows) -> str:
+    """The CSV's text; change rows (given without them) are of Python files, in no notebook cell."""
+    if header == CHANGE_HEADER:
+        rows = [row + ",python," for row in rows]
     return "".join(line + "\n" for line in [header, *rows])
 
 
@@ -114,7 +117,8 @@ def test_stdout_has_summary_table_and_where_the_output_went(small_run):
 
     assert count("Python files scanned") == 3
     assert count("Python files changed") == 3
-    assert count("other files copied") == 1
+    assert count("other files read (shell, configs, notebooks, text...)") == 1  # notes.md
+    assert count("other files copied") == 0
     assert count("changes (see change_list.csv)") == 8
     assert re.fullmatch(r"migrated proj -> out/proj_msft in \d+\.\d s", lines[-2])
     assert lines[-1] == "reports: out/proj_msft/transplant_result_file"
@@ -128,8 +132,9 @@ def test_report_json_mirrors_change_list_and_has_summary(small_run):
     csv_rows = (rep / "change_list.csv").read_text().splitlines()[1:]
     expected = []
     for row in csv_rows:
-        file, start, end, operation, message, rule = row.split(",")  # no quoted commas in these rows
-        expected.append(dict(zip(CHANGE_COLUMNS, [file, int(start), int(end), operation, message, rule])))
+        file, start, end, operation, message, rule, kind, cell = row.split(",")  # no quoted commas here
+        values = [file, int(start), int(end), operation, message, rule, kind, cell]
+        expected.append(dict(zip(CHANGE_COLUMNS, values)))
     assert report["changes"] == expected
     assert len(expected) == 8
     summary = report["summary"]
@@ -140,6 +145,7 @@ def test_report_json_mirrors_change_list_and_has_summary(small_run):
             "changed_files",
             "unchanged_files",
             "skipped_files",
+            "other_kind_files",
             "other_files_copied",
             "changes",
         )
@@ -148,7 +154,8 @@ def test_report_json_mirrors_change_list_and_has_summary(small_run):
         "changed_files": 3,
         "unchanged_files": 0,
         "skipped_files": 0,
-        "other_files_copied": 1,
+        "other_kind_files": 1,  # notes.md, read for CUDA mentions
+        "other_files_copied": 0,
         "changes": 8,
     }
     assert report["torch_version"] == "2.8.0"
@@ -576,10 +583,12 @@ def test_bundled_example_output_compiles(tmp_path):
     assert skipped[0] == SKIPPED_HEADER
     assert [row.split(",", 1)[0] for row in skipped[1:]] == [legacy]
     assert skipped[1].startswith(f"{legacy},cannot be parsed as Python 3 (")
-    for rel, (data, mode) in before.items():
+    expected = REPO / "examples" / "expected" / "cifar_resnet_msft"  # launch.sh and config.yaml migrated
+    for rel, (_, mode) in before.items():
         if not rel.endswith(".py"):
-            assert (out / rel).read_bytes() == data, rel
+            assert (out / rel).read_bytes() == (expected / rel).read_bytes(), rel
             assert stat.S_IMODE((out / rel).stat().st_mode) == mode, rel
+    assert (out / "README.md").read_bytes() == (example / "README.md").read_bytes()
     assert stat.S_IMODE((out / "launch.sh").stat().st_mode) == 0o755
 
 

@@ -152,8 +152,9 @@ def test_an_api_whose_status_differs_by_version(tmp_path, version, expected):
 
 def test_summary_counts_rows_and_report_json_has_verdicts(tmp_path):
     result, reports = migrate(tmp_path)
-    assert "| unsupported_api.csv            |    9 |" in result.stdout
-    assert "| cuda_op_list.csv               |    2 |" in result.stdout
+    assert "| unsupported_api.csv           |    9 |" in result.stdout
+    assert "| cuda_op_list.csv              |    2 |" in result.stdout
+    assert "| code files: needs manual work |    2 |" in result.stdout
     assert "  train.py: flash_attn (line 3)" in result.stdout
     report = json.loads((reports / "report.json").read_text())
     assert report["report_rows"] == {
@@ -162,6 +163,8 @@ def test_summary_counts_rows_and_report_json_has_verdicts(tmp_path):
         "cuda_op_list.csv": 2,
         "api_precision_advice.csv": 0,
         "api_performance_advice.csv": 3,
+        "manual_work.csv": 0,
+        "dependency_plan.csv": 0,
     }
     verdicts = {f["file"]: (f["status"], f["first_blocking_api"]) for f in report["files"]}
     assert verdicts == {

@@ -227,8 +227,8 @@ def test_text_file_input_is_refused(tmp_path):
     result = run_cli("migrate", "-i", "notes.txt", "-o", "out", "-v", "2.8", cwd=tmp_path)
     assert result.returncode == 2
     assert stderr_lines(result) == [
-        "gpu2npu: error: input 'notes.txt' is neither a directory nor a .py file; "
-        "pass a directory or a .py file"
+        "gpu2npu: error: input 'notes.txt' is neither a directory nor a file gpu2npu migrates; "
+        "pass a directory, or a Python file, notebook, shell script, Dockerfile, config or requirements file"
     ]
     assert sorted(os.listdir(tmp_path)) == ["notes.txt"]
 

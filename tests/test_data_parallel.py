@@ -2,7 +2,7 @@
 reported as manual work where the file reads the wrapper's `.module`."""
 
 import pytest
-from helpers import rows, run_cli, write
+from helpers import python_change_rows, rows, run_cli, write
 
 UNWRAPPED = (
     "import torch\n"
@@ -29,7 +29,7 @@ def test_data_parallel_is_unwrapped_or_kept_and_reported_in_every_mode(mode, tmp
     assert f"    model = net.{device}()\n" in wrapped
     assert (out / "reads.py").read_text() == READS_MODULE
     reports = out / "transplant_result_file"
-    changes = [row for row in rows(reports / "change_list.csv") if row[5].startswith("G2N73")]
+    changes = [row for row in python_change_rows(reports / "change_list.csv") if row[5].startswith("G2N73")]
     assert changes == [
         [
             "wrap.py",

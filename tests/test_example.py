@@ -31,4 +31,4 @@ def test_example_output_migrates_to_itself(tmp_path):
     change_list = (
         tmp_path / "cifar_resnet_msft_msft" / "transplant_result_file" / "change_list.csv"
     ).read_text()
-    assert change_list == "File,Start Line,End Line,Operation Type,Message,Rule\n"
+    assert change_list == "File,Start Line,End Line,Operation Type,Message,Rule,File Kind,Cell\n"

@@ -41,8 +41,12 @@ def tree_hash(root: Path) -> str:
 
 
 def skipped_rows(tree: Path):
+    """(file, reason) of skipped_files.csv; every file listed is Python, or no file (a path noted)."""
     with open(tree / "transplant_result_file" / "skipped_files.csv", newline="", encoding="utf-8") as handle:
-        return list(csv.reader(handle))[1:]
+        table = list(csv.reader(handle))
+    assert table[0] == ["File", "Reason", "File Kind"]
+    assert all(row[2] in ("python", "") for row in table[1:]), table
+    return [row[:2] for row in table[1:]]
 
 
 @pytest.fixture

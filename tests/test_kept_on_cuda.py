@@ -12,7 +12,7 @@ its CUDA form and is reported as manual work (``tests/projects/kept_on_cuda``):
 
 import json
 
-from helpers import REPO, rows, run_cli
+from helpers import REPO, python_change_rows, rows, run_cli
 
 PROJECT = REPO / "tests" / "projects" / "kept_on_cuda"
 KEPT_TIP = (
@@ -86,7 +86,7 @@ def test_kept_lines_stay_and_the_lookalikes_change(tmp_path):
     )
     # nothing else changes there, so neither does `import torch_npu` go in (only where needed)
     assert (out / "mypkg" / "optim.py").read_bytes() == (PROJECT / "mypkg" / "optim.py").read_bytes()
-    assert rows(out / "transplant_result_file" / "change_list.csv")[1:] == [
+    assert python_change_rows(out / "transplant_result_file" / "change_list.csv")[1:] == [
         ["mypkg/deform.py", "1", "1", "INSERT", "insert import torch_npu", "G2N001"],
         ["mypkg/deform.py", "12", "12", "MODIFY", "change function cuda to npu", "G2N003"],
         [

@@ -10,7 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from helpers import rows, run_cli, tree_files
+from helpers import python_change_rows, rows, run_cli, tree_files
 
 from gpu2npu.rewrite.imports import insert_at_top
 
@@ -33,7 +33,7 @@ def test_entry_scripts_get_the_imports_and_every_other_file_stays(tmp_path):
     expected = tree_files(BEFORE) | tree_files(AFTER)
     assert migrated == expected  # train.py and tools/prepare.py changed; model.py, lib/ byte for byte
     reports = out / "transplant_result_file"
-    assert rows(reports / "change_list.csv") == [
+    assert python_change_rows(reports / "change_list.csv") == [
         ["File", "Start Line", "End Line", "Operation Type", "Message", "Rule"],
         ["tools/prepare.py", "1", "1", "INSERT", "insert import torch_npu (entry script)", "G2N700"],
         [
@@ -72,12 +72,15 @@ def test_entry_scripts_get_the_imports_and_every_other_file_stays(tmp_path):
     ]
 
 
+CHANGE_HEADER = ["File", "Start Line", "End Line", "Operation Type", "Message", "Rule", "File Kind", "Cell"]
+
+
 def test_a_second_automatic_migration_changes_nothing(tmp_path):
     _, out = migrate_auto(tmp_path)
     again = run_cli("migrate", "-i", out, "-o", tmp_path / "again", "-v", "2.8.0", "--mode", "auto")
     assert again.returncode == 0, again.stderr
     changes = rows(tmp_path / "again" / "before_msft_msft" / "transplant_result_file" / "change_list.csv")
-    assert changes == [["File", "Start Line", "End Line", "Operation Type", "Message", "Rule"]]
+    assert changes == [CHANGE_HEADER]
 
 
 def test_entry_chosen_by_hand(tmp_path):
@@ -205,7 +208,9 @@ def test_rules_list_shows_the_rules_of_a_mode():
     auto = run_cli("rules", "list", "--mode", "auto", "-v", "2.8.0")
     assert auto.returncode == 0, auto.stderr
     ids = [line.split("|")[1].strip() for line in auto.stdout.splitlines() if line.startswith("| G2N")]
-    assert ids == [f"G2N70{n}" for n in range(9)] + ["G2N730", "G2N731", "G2N732"]  # + every mode's
+    python_ids = [rule_id for rule_id in ids if rule_id < "G2N800"]  # G2N8xx: the other file kinds'
+    assert python_ids == [f"G2N70{n}" for n in range(9)] + ["G2N730", "G2N731", "G2N732"]  # + every mode's
+    assert {"G2N800", "G2N830", "G2N870"} <= set(ids)  # launchers, configs, requirements
     full = run_cli("rules", "list", "-v", "2.8.0")
     assert "| G2N001 " in full.stdout and "| G2N730 " in full.stdout and "| G2N700 " not in full.stdout
     specify = run_cli("rules", "list", "--mode", "specify-device", "-v", "2.8.0")

@@ -6,7 +6,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from helpers import rows, run_cli, tree_files
+from helpers import python_change_rows, rows, run_cli, tree_files
 
 from gpu2npu.rewrite.imports import insert_at_top
 from gpu2npu.source.parse import parse_ast
@@ -38,7 +38,7 @@ def test_fixed_indices_take_the_device_from_the_environment_and_cpu_stays(tmp_pa
     train = (AFTER / "train.py").read_text()
     assert 'torch.device("cpu")' in train and 'map_location=torch.device("cpu")' in train  # B21
     reports = out / "transplant_result_file"
-    changes = rows(reports / "change_list.csv")
+    changes = python_change_rows(reports / "change_list.csv")
     assert [row for row in changes if row[5].startswith("G2N72")] == [
         [
             "train.py",

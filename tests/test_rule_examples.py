@@ -2,11 +2,14 @@
 
 An example is migrated with all built-in rules of the first migration mode that has the rule,
 for the newest version the rule applies to; an example that starts a program is the entry script.
+The examples of rules on other file kinds (shell, configs, requirements...) are files of that
+kind, migrated by it.
 """
 
 import pytest
-from helpers import builtin_index, migrate
+from helpers import builtin_index, migrate, migrate_file
 
+from gpu2npu.rules.kind import FileRuleKind, kind_named
 from gpu2npu.rules.loader import load_builtin_rules
 from gpu2npu.styles import styles
 from gpu2npu.versions import version_key
@@ -35,7 +38,12 @@ def test_rule_example(rule, mode, number, before, after):
     version = max(rule.versions, key=version_key)
     index = builtin_index(version, mode)
     assert rule.id in index.rules_by_id
-    assert migrate(before, version, index=index, dedent=False) == after
+    kind = kind_named(rule.kind)
+    if isinstance(kind, FileRuleKind):  # an example of another file kind: a file of that kind
+        new = migrate_file(kind.example_file, before.encode("utf-8"), version, index=index).new_bytes
+        assert (new.decode("utf-8") if new is not None else before) == after
+    else:
+        assert migrate(before, version, index=index, dedent=False) == after
 
 
 def test_examples_exist_for_every_hand_written_kind():

@@ -92,7 +92,9 @@ def test_a_kind_defined_outside_the_package_works_through_the_command_line(tmp_p
         tmp_path / "out" / "proj_msft" / "transplant_result_file" / "change_list.csv", newline=""
     ) as handle:
         rows = list(csv.reader(handle))
-    assert rows[1:] == [["train.py", "3", "3", "MODIFY", "add device='npu' to mylib.launch", "TINY1"]]
+    assert rows[1:] == [
+        ["train.py", "3", "3", "MODIFY", "add device='npu' to mylib.launch", "TINY1", "python", ""]
+    ]
     listed = subprocess.run(
         command + ["rules", "list", "-r", str(rule_file)], env=env, capture_output=True, text=True
     )

@@ -141,6 +141,37 @@ def style_options(function):
     )(function)
 
 
+def selection_options(function):
+    """--include, --exclude and --no-default-excludes: which files of the input a run takes."""
+    function = click.option(
+        "--no-default-excludes",
+        "take_everything",
+        is_flag=True,
+        help="Also take version control, virtual environment, cache and build output folders.",
+    )(function)
+    function = click.option(
+        "--exclude",
+        "excludes",
+        multiple=True,
+        metavar="GLOB",
+        help="Leave files matching GLOB (gitignore syntax) alone: copied as they are, not "
+        "migrated or checked; repeat for several.",
+    )(function)
+    return click.option(
+        "--include",
+        "includes",
+        multiple=True,
+        metavar="GLOB",
+        help="Only migrate or check files matching GLOB (gitignore syntax); repeat for several.",
+    )(function)
+
+
+def _selection(includes, excludes, take_everything, prefix: str = ""):
+    from gpu2npu.source.selection import Selection
+
+    return Selection(tuple(includes), tuple(excludes), not take_everything, prefix)
+
+
 jobs_option = click.option(
     "-j", "--jobs", default=0, type=click.IntRange(min=0), help="Worker processes (default: all cores)."
 )
@@ -206,6 +237,7 @@ Modes, one change each:
     help="Switch off a rule by id; repeat for several.",
 )
 @style_options
+@selection_options
 @jobs_option
 @force_option("_msft")
 @click.option("--diff", is_flag=True, help="Write nothing; print a unified diff of every change.")
@@ -220,6 +252,9 @@ def migrate(
     style,
     specify_device,
     entries,
+    includes,
+    excludes,
+    take_everything,
     jobs,
     force,
     diff,
@@ -228,7 +263,8 @@ def migrate(
 
     After the options, `distributed -m MAIN [-t MODEL]` makes a single-card script multi-card
     (msFmkTransplt's syntax): OUTPUT/<name>_msft_multi/ with a torchrun launcher."""
-    settings = (input_path, output_path, version, rule_files, disabled, jobs, force, diff)
+    selection = _selection(includes, excludes, take_everything)
+    settings = (input_path, output_path, version, rule_files, disabled, jobs, force, diff, selection)
     if ctx.invoked_subcommand is not None:
         if style != MIGRATION_MODES[0] or specify_device or entries:
             raise UserError("distributed takes no --mode, -s or --entry", "name the main script with -m")
@@ -270,7 +306,9 @@ def migrate_distributed(settings, main_script, target_model, shard_eval):
     )
 
 
-def _migrate(input_path, output_path, version, rule_files, disabled, jobs, force, diff, **mode) -> None:
+def _migrate(
+    input_path, output_path, version, rule_files, disabled, jobs, force, diff, selection, **mode
+) -> None:
     """Run one migration; ``mode``: the ProjectOptions of the migration mode (style, entries, ...)."""
     from gpu2npu.commands.migrate import print_diffs, run_migration
     from gpu2npu.report.summary import summary_table
@@ -285,6 +323,7 @@ def _migrate(input_path, output_path, version, rule_files, disabled, jobs, force
         disabled_rules=tuple(disabled),
         jobs=jobs,
         progress=sys.stderr.isatty(),
+        selection=selection,
         **mode,
     )
     output = OutputOptions(output_path, force)
@@ -370,13 +409,7 @@ def rules_explain(name, version, rule_files):
 )
 @click.option("--baseline", type=click.Path(path_type=Path), help="Accepted findings: fail only on new ones.")
 @click.option("--update-baseline", is_flag=True, help="Write the current findings to --baseline and exit 0.")
-@click.option(
-    "--exclude",
-    "excludes",
-    multiple=True,
-    metavar="GLOB",
-    help="Skip paths matching GLOB; repeat for several.",
-)
+@selection_options
 @style_options
 @jobs_option
 def check(
@@ -388,7 +421,9 @@ def check(
     fail_on,
     baseline,
     update_baseline,
+    includes,
     excludes,
+    take_everything,
     style,
     specify_device,
     entries,
@@ -412,7 +447,7 @@ def check(
         fail_on,
         baseline,
         update_baseline,
-        excludes,
+        (tuple(includes), tuple(excludes), not take_everything),
         jobs,
         progress=sys.stderr.isatty(),
         style=style,
@@ -487,9 +522,23 @@ class ManyValues(click.Option):
     help="third_party: more directories to resolve imports in (installed libraries, other checkouts).",
 )
 @rule_option("Extra rule file (JSON or YAML).")
+@selection_options
 @jobs_option
 @force_option("_analysis")
-def analyse(input_path, output_path, version, mode, api_files, env_paths, rule_files, jobs, force):
+def analyse(
+    input_path,
+    output_path,
+    version,
+    mode,
+    api_files,
+    env_paths,
+    rule_files,
+    includes,
+    excludes,
+    take_everything,
+    jobs,
+    force,
+):
     from gpu2npu.commands.analyse import run_analysis
     from gpu2npu.modes import AnalyseRequest
 
@@ -499,6 +548,7 @@ def analyse(input_path, output_path, version, mode, api_files, env_paths, rule_f
         rule_files=tuple(rule_files),
         jobs=jobs,
         progress=sys.stderr.isatty(),
+        selection=_selection(includes, excludes, take_everything),
     )
     request = AnalyseRequest(options, tuple(api_files), tuple(env_paths))
     destination, summary, result = run_analysis(request, OutputOptions(output_path, force), mode)

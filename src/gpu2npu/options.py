@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Tuple
+from typing import Any, Tuple
 
 
 @dataclass(frozen=True)
@@ -23,6 +23,7 @@ class ProjectOptions:
     entry_flag: str = "--entry"  # how the user named the entries (distributed: -m), for messages
     target_model: str = "model"  # distributed: the variable holding the model (-t)
     shard_eval: bool = False  # distributed: shard evaluation loaders too
+    selection: Any = None  # gpu2npu.source.selection.Selection (--include, --exclude); None: the default
 
     @property
     def workers(self) -> int:

@@ -6,8 +6,8 @@ set -euo pipefail
 
 cd "$(dirname "$0")"
 
-export CUDA_VISIBLE_DEVICES=0,1,2,3
+export ASCEND_RT_VISIBLE_DEVICES=0,1,2,3
 export NCCL_DEBUG=INFO
 export OMP_NUM_THREADS=4
 
-torchrun --nproc_per_node=4 train.py --amp --dist-backend nccl "$@"
+torchrun --nproc_per_node=4 train.py --amp --dist-backend hccl "$@"

@@ -42,6 +42,6 @@ def _write_launcher(tree: AtomicTree, style, run: ProjectRun) -> str:
 
 
 def print_diffs(run: ProjectRun, stream=sys.stdout) -> None:
-    for result in run.results:
+    for result in run.all_results:
         if result.diff:
             stream.write(result.diff)

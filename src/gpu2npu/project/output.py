@@ -128,16 +128,17 @@ def make_directories(plan: Plan, tree: AtomicTree) -> None:
         shutil.copymode(plan.root / entry.rel, target)
 
 
-def copy_other_entries(plan: Plan, tree: AtomicTree) -> Tuple[int, int]:
-    """Links and non-Python files, as they are; returns (files copied, links made). A file
-    that cannot be read is noted in the plan for the report."""
+def copy_other_entries(plan: Plan, tree: AtomicTree, every_kind: bool = False) -> Tuple[int, int]:
+    """Links and the files no file kind migrates (``every_kind``: all but Python), as they
+    are; returns (files copied, links made). A file that cannot be read is noted in the plan
+    for the report."""
     copied = links = 0
     for entry in plan.entries:
         target = tree.path(entry.rel)
         if entry.kind == LINK:
             make_link(entry.link_target, target)
             links += 1
-        elif entry.kind == COPY:
+        elif entry.kind == COPY and (every_kind or entry.file_kind is None):
             source = plan.root / entry.rel
             try:
                 copy_file(source, target)

@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 from gpu2npu.errors import UserError, output_error
+from gpu2npu.filekinds import migrates_file
 from gpu2npu.options import OutputOptions
 
 
@@ -18,9 +19,11 @@ def output_name(input_path: Path, suffix: str) -> str:
 def check_input(source: Path) -> None:
     if not source.exists():
         raise UserError(f"input '{source}' does not exist", "pass an existing directory or .py file with -i")
-    if source.is_file() and source.suffix != ".py":
+    if source.is_file() and not migrates_file(source):
         raise UserError(
-            f"input '{source}' is neither a directory nor a .py file", "pass a directory or a .py file"
+            f"input '{source}' is neither a directory nor a file gpu2npu migrates",
+            "pass a directory, or a Python file, notebook, shell script, Dockerfile, config "
+            "or requirements file",
         )
     if not _readable(source):
         raise UserError(f"input '{source}' cannot be read", "check its permissions")

@@ -2,7 +2,9 @@
 
 Paths are visited in sorted order, so reports are the same on every machine. Symbolic links
 are recorded and recreated as links, never followed; a link leading outside the input is
-noted in the report.
+noted in the report. Each file gets its file kind (gpu2npu.filekinds); files no kind claims,
+and those the user excludes, are copied as they are. Version-control folders, virtual
+environments and build output are left out of the output unless the user asks for them.
 """
 
 from __future__ import annotations
@@ -11,9 +13,12 @@ import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import List
+from typing import List, Optional
 
-PYTHON, COPY, LINK, DIRECTORY = "python", "copy", "link", "directory"
+from gpu2npu.filekinds import PYTHON, classify, read_head
+from gpu2npu.source.selection import DEFAULT_SELECTION, Selection
+
+COPY, LINK, DIRECTORY = "copy", "link", "directory"
 REPORT_DIR = "transplant_result_file"
 
 
@@ -23,6 +28,8 @@ class Entry:
     kind: str
     size: int = 0
     link_target: str = ""
+    file_kind: Optional[str] = None  # COPY entries: the kind that migrates it (None: copied as it is)
+    excluded: bool = False  # the user's --exclude / --include leave it alone (copied as it is)
 
 
 @dataclass
@@ -38,18 +45,43 @@ class Plan:
         """The Python files, biggest first: workers then finish at about the same time."""
         return sorted(self.of_kind(PYTHON), key=lambda entry: -entry.size)
 
+    def other_kinds(self) -> List[Entry]:
+        """The files another file kind migrates (shell, configs, notebooks...)."""
+        return [entry for entry in self.entries if entry.file_kind is not None]
 
-def plan_input(input_path: Path) -> Plan:
+
+def plan_input(input_path: Path, selection: Optional[Selection] = None) -> Plan:
+    selection = selection or DEFAULT_SELECTION
     if input_path.is_file():
         plan = Plan(root=input_path.parent)
-        plan.entries.append(Entry(input_path.name, PYTHON, input_path.stat().st_size))
+        size = input_path.stat().st_size
+        file_kind = classify(input_path.name, size, _head_of(input_path)) or PYTHON
+        plan.entries.append(_file_entry(input_path.name, size, file_kind))
         return plan
     plan = Plan(root=input_path)
-    _walk(plan, input_path, "")
+    _walk(plan, input_path, "", selection)
     return plan
 
 
-def _walk(plan: Plan, directory: Path, prefix: str) -> None:
+def _file_entry(rel: str, size: int, file_kind: Optional[str]) -> Entry:
+    if file_kind == PYTHON:
+        return Entry(rel, PYTHON, size)
+    return Entry(rel, COPY, size, file_kind=file_kind)
+
+
+def _head_of(path: Path):
+    """The first bytes of a file, read once and only when a kind asks."""
+    read: List[bytes] = []
+
+    def head() -> bytes:
+        if not read:
+            read.append(read_head(path))
+        return read[0]
+
+    return head
+
+
+def _walk(plan: Plan, directory: Path, prefix: str, selection: Selection) -> None:
     try:
         children = sorted(os.scandir(directory), key=lambda item: item.name)
     except OSError as exc:
@@ -62,11 +94,18 @@ def _walk(plan: Plan, directory: Path, prefix: str) -> None:
         elif child.is_symlink():
             plan.entries.append(_link_entry(plan, child, rel))
         elif child.is_dir():
+            left_out = selection.left_out_folder(rel, Path(child.path))
+            if left_out:
+                plan.notes.append((rel, left_out))
+                continue
             plan.entries.append(Entry(rel, DIRECTORY))
-            _walk(plan, Path(child.path), rel + "/")
+            _walk(plan, Path(child.path), rel + "/", selection)
         elif child.is_file():
-            kind = PYTHON if child.name.endswith(".py") else COPY
-            plan.entries.append(Entry(rel, kind, child.stat().st_size))
+            size = child.stat().st_size
+            if selection.excluded(rel):
+                plan.entries.append(Entry(rel, COPY, size, excluded=True))
+            else:
+                plan.entries.append(_file_entry(rel, size, classify(rel, size, _head_of(Path(child.path)))))
         else:
             mode = stat.filemode(child.stat(follow_symlinks=False).st_mode)
             plan.notes.append((rel, f"special file ({mode}); not copied"))

@@ -11,6 +11,7 @@ from typing import Dict, FrozenSet, Iterator, List, Set, Tuple
 from gpu2npu.apis import advice
 from gpu2npu.apis.context import ANALYSED_ROOTS, AnalysisContext
 from gpu2npu.apis.cuda_ops import CPP_SUFFIXES, CudaOp, Extension, find_extensions, inline_ops, read_cpp_ops
+from gpu2npu.filekinds.notebook import Notebook
 from gpu2npu.project.plan import COPY, PYTHON, Plan
 from gpu2npu.rewrite.facts import classes_defining
 from gpu2npu.rewrite.transformer import ProjectFacts
@@ -52,14 +53,22 @@ def scan_project(plan: Plan, index: RuleIndex, chosen_entries: FrozenSet[str] = 
             text = data.decode("utf-8", "replace")
             extensions += find_extensions(text, rel)
             inline += inline_ops(text, rel)
-    cpp_files = [e.rel for e in plan.of_kind(COPY) if e.rel.endswith(tuple(CPP_SUFFIXES))]
+    cpp_files = [e.rel for e in plan.of_kind(COPY) if not e.excluded and e.rel.endswith(tuple(CPP_SUFFIXES))]
     ops, unreadable = read_cpp_ops(plan.root, cpp_files)
     plan.notes.extend((rel, f"C++ source {reason}; not analysed") for rel, reason in unreadable)
     method_classes = {m: _with_subclasses(plan, m, found) for m, found in defining.items() if found}
     ops = sorted(ops + inline)
     facts = ProjectFacts(method_classes, *_cuda_modules(ops, extensions), frozenset(imported))
-    facts.entries = chosen_entries or _entry_scripts(starting, facts, imported_as_modules)
+    facts.entries = chosen_entries or _entry_scripts(starting, facts, imported_as_modules) | (
+        _notebooks(plan) if find_entries else frozenset()
+    )
     return ProjectScan(facts, ops, extensions)
+
+
+def _notebooks(plan: Plan) -> FrozenSet[str]:
+    """Notebooks start a program of their own: the modes that insert into entry scripts insert
+    into their first code cells too."""
+    return frozenset(e.rel for e in plan.entries if e.file_kind == Notebook.name)
 
 
 def _entry_scripts(starting: Dict[str, bool], facts: ProjectFacts, imported_as_modules: Set[str]):

@@ -15,6 +15,7 @@ from typing import Callable, FrozenSet, List, Optional
 
 from gpu2npu.apis.judge import ApiReports, api_reports
 from gpu2npu.errors import UserError
+from gpu2npu.filekinds import file_kind_named
 from gpu2npu.options import ProjectOptions
 from gpu2npu.project import worker
 from gpu2npu.project.output import AtomicTree, copy_other_entries, make_directories
@@ -42,6 +43,7 @@ class ProjectRun:
     output_name: str  # <input name>_msft
     scan: ProjectScan
     results: List[worker.FileResult] = field(default_factory=list)  # per Python file, sorted
+    other_results: List[worker.FileResult] = field(default_factory=list)  # other file kinds, sorted
     copied: int = 0
     links: int = 0
     apis: Optional[ApiReports] = None  # the API reports (not made for --diff)
@@ -53,7 +55,17 @@ class ProjectRun:
 
     @property
     def had_internal_errors(self) -> bool:
-        return any(r.skipped.startswith("internal error") for r in self.results)
+        return any(r.skipped.startswith("internal error") for r in self.all_results)
+
+    @property
+    def code_results(self) -> List[worker.FileResult]:
+        """The files of code (Python files, notebooks): each gets a verdict from its API uses."""
+        return [r for r in self.all_results if file_kind_named(r.kind).holds_code]
+
+    @property
+    def all_results(self) -> List[worker.FileResult]:
+        """Every processed file, of every kind, by path."""
+        return sorted(self.results + self.other_results, key=lambda r: r.rel)
 
 
 def build_index(options: ProjectOptions, extra: Optional[RuleSet] = None) -> RuleIndex:
@@ -73,15 +85,15 @@ def build_index(options: ProjectOptions, extra: Optional[RuleSet] = None) -> Rul
 
 
 def analyse_project(
-    options: ProjectOptions, extra: Optional[RuleSet] = None, rewrite: bool = True
+    options: ProjectOptions, extra: Optional[RuleSet] = None, rewrite: bool = True, other_kinds: bool = False
 ) -> ProjectRun:
     """Everything a migration would find and change, without writing anything; ``extra``: more
     rules, such as statuses from -api files; ``rewrite``: False when only the API reports are
-    wanted, not the changes."""
+    wanted, not the changes; ``other_kinds``: the files of the other kinds too (check)."""
     if not options.input.exists():
         raise UserError(f"'{options.input}' does not exist", "pass existing files or directories")
     run = start_project(options, output_name(options.input, MIGRATION_SUFFIX), extra)
-    run.results = _process_python(run, None, analyse=True, rewrite=rewrite)
+    _process_files(run, None, analyse=True, rewrite=rewrite, other_kinds=other_kinds)
     run.apis = _judge(run)
     return run
 
@@ -89,7 +101,7 @@ def analyse_project(
 def start_project(options: ProjectOptions, name: str, extra: Optional[RuleSet] = None) -> ProjectRun:
     """Rules compiled, the tree planned and scanned; ``name``: of the migrated tree."""
     index = build_index(options, extra)
-    plan = plan_input(options.input)
+    plan = plan_input(options.input, options.selection)
     style = style_named(options.style)
     entries = _chosen_entries(options, plan)
     if style.one_entry:
@@ -163,29 +175,36 @@ def migrate_files(run: ProjectRun, tree: Optional[AtomicTree]) -> None:
     """Migrate into ``tree`` (the migrated Python files, copies of all else, no reports);
     ``tree`` None: a --diff run, which writes nothing and judges no API."""
     if tree is None:
-        run.results = _process_python(run, None, analyse=False)
+        _process_files(run, None, analyse=False)
         return
     make_directories(run.plan, tree)
 
-    def copy_the_rest() -> None:  # links and non-Python files, while the workers migrate
+    def copy_the_rest() -> None:  # links and files no kind migrates, while the workers migrate
         run.copied, run.links = copy_other_entries(run.plan, tree)
 
-    run.results = _process_python(run, tree, analyse=True, meanwhile=copy_the_rest)
+    _process_files(run, tree, analyse=True, meanwhile=copy_the_rest)
     run.apis = _judge(run)
 
 
-def _process_python(
+def _process_files(
     run: ProjectRun,
     tree: Optional[AtomicTree],
     analyse: bool,
     rewrite: bool = True,
     meanwhile: Callable[[], None] = lambda: None,
-) -> List[worker.FileResult]:
-    """Process the Python files in the pool; ``meanwhile`` runs in this process while the
-    workers are busy."""
+    other_kinds: bool = True,
+) -> None:
+    """Process the Python files, and with ``other_kinds`` the files of the other kinds, in the
+    pool; ``meanwhile`` runs in this process while the workers are busy."""
+    entries = run.plan.python_largest_first() + (run.plan.other_kinds() if other_kinds else [])
     jobs = [
-        worker.Job(e.rel, str(run.plan.root / e.rel), str(tree.path(e.rel)) if tree is not None else None)
-        for e in run.plan.python_largest_first()
+        worker.Job(
+            e.rel,
+            str(run.plan.root / e.rel),
+            str(tree.path(e.rel)) if tree is not None else None,
+            e.file_kind or PYTHON,
+        )
+        for e in entries
     ]
     context = analysis_context(run.index, run.scan) if analyse else None
     setup = (run.index, run.scan.facts, context, rewrite)
@@ -200,10 +219,12 @@ def _process_python(
         meanwhile,
         crashed=worker.crashed,
     )
-    return sorted(results, key=lambda r: r.rel)
+    results.sort(key=lambda r: r.rel)
+    run.results = [r for r in results if r.kind == PYTHON]
+    run.other_results = [r for r in results if r.kind != PYTHON]
 
 
 def _judge(run: ProjectRun) -> ApiReports:
-    calls = (c for r in run.results for c in r.calls)
-    kept = ((r.rel, guard) for r in run.results for guard in r.kept)
+    calls = (c for r in run.all_results for c in r.calls)
+    kept = ((r.rel, guard) for r in run.all_results for guard in r.kept)
     return api_reports(calls, run.index, run.scan.ops, run.scan.extensions, kept)

@@ -14,6 +14,8 @@ from typing import List, Optional
 
 from gpu2npu.apis.callsites import CallSite
 from gpu2npu.apis.context import analyse_source
+from gpu2npu.filekinds import PYTHON, KindContext, PlannedDependency, Reported, file_kind_named
+from gpu2npu.filekinds.python import declared_dependencies
 from gpu2npu.project.output import copy_file, write_file
 from gpu2npu.project.parallel import WORKER_DIED
 from gpu2npu.rewrite.changes import Change, Kept
@@ -41,6 +43,9 @@ class FileResult:
     diff: str = ""
     calls: List[CallSite] = field(default_factory=list)  # uses of analysed APIs, in the original file
     kept: List[Kept] = field(default_factory=list)  # what the rules keep as it is, to report
+    kind: str = PYTHON  # the file kind (gpu2npu.filekinds)
+    reported: List[Reported] = field(default_factory=list)  # other kinds: what was found and left
+    dependencies: List[PlannedDependency] = field(default_factory=list)  # requirement files
 
 
 @dataclass(frozen=True)
@@ -48,6 +53,7 @@ class Job:
     rel: str
     source: str
     destination: Optional[str]  # None in a --diff run: nothing is written
+    kind: str = PYTHON
 
 
 def initialise(index, project, analysis=None, rewrite: bool = True) -> None:
@@ -64,14 +70,16 @@ def process(job: Job) -> FileResult:
     except Exception as exc:  # one bad file must never stop the run
         if job.destination:
             copy_file(Path(job.source), Path(job.destination))
-        return FileResult(job.rel, skipped=f"internal error ({type(exc).__name__}: {exc}); copied unchanged")
+        return FileResult(
+            job.rel, skipped=f"internal error ({type(exc).__name__}: {exc}); copied unchanged", kind=job.kind
+        )
 
 
 def crashed(job: Job) -> FileResult:
     """The result of a file whose worker process died on it (in the main process)."""
     if job.destination:
         copy_file(Path(job.source), Path(job.destination))
-    return FileResult(job.rel, skipped=WORKER_DIED + COPIED)
+    return FileResult(job.rel, skipped=WORKER_DIED + COPIED, kind=job.kind)
 
 
 def _process(job: Job) -> FileResult:
@@ -79,7 +87,9 @@ def _process(job: Job) -> FileResult:
     try:
         data = source.read_bytes()
     except OSError as exc:
-        return FileResult(job.rel, skipped=f"cannot be read ({exc.strerror}){NOT_COPIED}")
+        return FileResult(job.rel, skipped=f"cannot be read ({exc.strerror}){NOT_COPIED}", kind=job.kind)
+    if job.kind != PYTHON:
+        return _process_other(job, data)
     index, analysis = _STATE["index"], _STATE["analysis"]
     if not _STATE["rewrite"]:
         return _analyse_only(job.rel, data, analysis)
@@ -87,16 +97,55 @@ def _process(job: Job) -> FileResult:
     tree = parse_ast(data) if wants_tree else None  # one stdlib parse, shared below
     outcome = migrate_source(data, index, _STATE["project"], job.rel, tree=tree)
     result = FileResult(job.rel, lines=count_lines(data), changes=outcome.changes, skipped=outcome.skipped)
+    result.dependencies, result.reported = declared_dependencies(data, job.rel, index, tree)
     if analysis is not None:
         result.calls = analyse_source(data, job.rel, tree, analysis)
         result.kept = outcome.kept
-    new_bytes = outcome.new_bytes
+    return _written(job, data, outcome.new_bytes, result)
+
+
+def _process_other(job: Job, data: bytes) -> FileResult:
+    """A file of another kind (shell, configs, notebooks, requirements...): its kind migrates it."""
+    context = KindContext(_STATE["index"], _migrate_python, _analyse_python)
+    outcome = file_kind_named(job.kind).migrate(data, job.rel, context)
+    result = FileResult(
+        job.rel,
+        lines=outcome.lines or count_lines(data),
+        changes=outcome.changes,
+        skipped=outcome.skipped,
+        kind=job.kind,
+        reported=outcome.reported,
+        dependencies=outcome.dependencies,
+        calls=outcome.calls,
+        kept=outcome.kept,
+    )
+    return _written(job, data, outcome.new_bytes, result)
+
+
+def _migrate_python(data: bytes, rel: str):
+    """The Python migration of a piece of source (a notebook's code): new bytes, changes, skipped."""
+    outcome = migrate_source(data, _STATE["index"], _STATE["project"], rel)
+    return outcome.new_bytes, outcome.changes, outcome.skipped
+
+
+def _analyse_python(data: bytes, rel: str):
+    """The API uses and kept code of a piece of source (a notebook's code), for the API reports."""
+    analysis = _STATE["analysis"]
+    if analysis is None:
+        return [], []
+    tree = parse_ast(data)
+    kept = file_kept(data, tree, _STATE["index"], _STATE["project"].cuda_modules_for(rel))
+    return analyse_source(data, rel, tree, analysis), kept
+
+
+def _written(job: Job, data: bytes, new_bytes: Optional[bytes], result: FileResult) -> FileResult:
+    """The new bytes written (or the diff kept, in a --diff run)."""
     result.changed = new_bytes is not None
     if job.destination is None:
         if new_bytes is not None:
             result.diff = unified_diff(job.rel, data, new_bytes)
         return result
-    write_file(source, Path(job.destination), new_bytes)
+    write_file(Path(job.source), Path(job.destination), new_bytes)
     return result
 
 

@@ -14,9 +14,36 @@ from gpu2npu.report.api_reports import REPORT_COLUMNS, verdict_counts, write_api
 from gpu2npu.report.csvfile import write_csv
 
 CHANGE_LIST = "change_list.csv"
-CHANGE_COLUMNS = ("File", "Start Line", "End Line", "Operation Type", "Message", "Rule")
+# msFmkTransplt's five columns first; the file kind and a notebook's cell after ours.
+CHANGE_COLUMNS = ("File", "Start Line", "End Line", "Operation Type", "Message", "Rule", "File Kind", "Cell")
 SKIPPED_LIST = "skipped_files.csv"
-SKIPPED_COLUMNS = ("File", "Reason")
+SKIPPED_COLUMNS = ("File", "Reason", "File Kind")
+MANUAL_WORK = "manual_work.csv"  # what the kinds other than Python found and left, with what to do
+MANUAL_COLUMNS = (
+    "File",
+    "Start Line",
+    "End Line",
+    "Subject",
+    "Tips",
+    "Category",
+    "Rule",
+    "File Kind",
+    "Cell",
+)
+DEPENDENCY_PLAN = "dependency_plan.csv"
+DEPENDENCY_COLUMNS = (
+    "Install Order",
+    "Package",
+    "Requirement",
+    "File",
+    "Line",
+    "Status",
+    "NPU Route",
+    "Action",
+    "Conflicts",
+    "Source",
+    "Rule",
+)
 LOG_FILE = "msFmkTranspltlog.txt"
 JSON_FILE = "report.json"
 
@@ -33,30 +60,93 @@ def change_rows(results) -> List[tuple]:
                     change.operation,
                     change.message,
                     change.rule,
+                    result.kind,
+                    change.cell,
                 )
             )
     return sorted(rows, key=lambda row: (row[0], row[1], row[2], row[5], row[4]))
 
 
 def skipped_rows(results, notes) -> List[tuple]:
-    rows = [(result.rel, result.skipped) for result in results if result.skipped]
-    rows += [(rel, what) for rel, what in notes]
+    rows = [(result.rel, result.skipped, result.kind) for result in results if result.skipped]
+    rows += [(rel, what, "") for rel, what in notes]
     return sorted(rows)
 
 
+def manual_rows(results) -> List[tuple]:
+    """What the other file kinds found and left as it is, by file and line."""
+    rows = [
+        (r.rel, item.line, item.end_line, item.subject, item.tip, item.category, item.rule, r.kind, item.cell)
+        for r in results
+        for item in r.reported
+    ]
+    return sorted(rows, key=lambda row: (row[0], row[1], row[2], row[6], row[3]))
+
+
+def dependency_rows(results) -> List[tuple]:
+    """The dependency plan: every requirement a rule knows, in install order. A package no file
+    writes (line 0: torch_npu where no list holds torch) is planned once, not once per file."""
+    rows = [
+        (
+            d.install_order,
+            d.package,
+            d.requirement,
+            r.rel,
+            d.line,
+            d.status,
+            d.npu_route,
+            d.action,
+            d.conflicts,
+            d.source,
+            d.rule,
+        )
+        for r in results
+        for d in r.dependencies
+    ]
+    rows.sort(key=lambda row: (row[0], row[1], row[3], row[4]))
+    written = {row[1] for row in rows if row[4]}
+    planned = set()
+    kept = []
+    for row in rows:
+        if not row[4] and (row[1] in written or row[1] in planned):
+            continue
+        planned.add(row[1])
+        kept.append(row)
+    return kept
+
+
 def summary_counts(run) -> Dict[str, int]:
-    python = run.results
+    python, other = run.results, run.other_results
     return {
         "python_files": len(python),
         "python_lines": sum(r.lines for r in python),
         "changed_files": sum(1 for r in python if r.changed),
         "unchanged_files": sum(1 for r in python if not r.changed and not r.skipped),
         "skipped_files": sum(1 for r in python if r.skipped),
+        "other_kind_files": len(other),
+        "other_kind_changed": sum(1 for r in other if r.changed),
+        "other_kind_skipped": sum(1 for r in other if r.skipped),
         "other_files_copied": run.copied,
         "links": run.links,
         "notes": len(run.plan.notes),
-        "changes": sum(len(r.changes) for r in python),
+        "changes": sum(len(r.changes) for r in run.all_results),
+        "manual_work": sum(len(r.reported) for r in run.all_results),
     }
+
+
+def kind_counts(run) -> Dict[str, Dict[str, int]]:
+    """Per file kind: files read, changed, changes made, manual work rows, files skipped."""
+    counts: Dict[str, Dict[str, int]] = {}
+    for result in run.all_results:
+        row = counts.setdefault(
+            result.kind, {"files": 0, "changed": 0, "changes": 0, "manual_work": 0, "skipped": 0}
+        )
+        row["files"] += 1
+        row["changed"] += int(result.changed)
+        row["changes"] += len(result.changes)
+        row["manual_work"] += len(result.reported)
+        row["skipped"] += int(bool(result.skipped))
+    return dict(sorted(counts.items()))
 
 
 def changes_by_rule(results) -> Dict[str, int]:
@@ -66,19 +156,27 @@ def changes_by_rule(results) -> Dict[str, int]:
 
 def write_reports(directory: Path, run) -> None:
     directory.mkdir(parents=True, exist_ok=True)
-    changes = change_rows(run.results)
-    skipped = skipped_rows(run.results, run.plan.notes)
+    results = run.all_results
+    changes = change_rows(results)
+    skipped = skipped_rows(results, run.plan.notes)
+    manual, dependencies = manual_rows(run.all_results), dependency_rows(results)
     write_csv(directory / CHANGE_LIST, CHANGE_COLUMNS, changes)
     write_csv(directory / SKIPPED_LIST, SKIPPED_COLUMNS, skipped)
+    write_csv(directory / MANUAL_WORK, MANUAL_COLUMNS, manual)
+    write_csv(directory / DEPENDENCY_PLAN, DEPENDENCY_COLUMNS, dependencies)
     tables = write_api_reports(directory, run.apis)
+    tables[MANUAL_WORK], tables[DEPENDENCY_PLAN] = manual, dependencies
     (directory / JSON_FILE).write_text(
         json.dumps(report_json(run, changes, skipped, tables), indent=2) + "\n", encoding="utf-8"
     )
     (directory / LOG_FILE).write_text(shown(log_text(run, changes, skipped, tables)), encoding="utf-8")
 
 
+_COLUMNS = {**REPORT_COLUMNS, MANUAL_WORK: MANUAL_COLUMNS, DEPENDENCY_PLAN: DEPENDENCY_COLUMNS}
+
+
 def report_json(run, changes, skipped, tables) -> dict:
-    verdicts = file_verdicts(run.results, run.apis)
+    verdicts = file_verdicts(run.code_results, run.apis)
     return {
         "tool": "gpu2npu",
         "tool_version": __version__,
@@ -91,24 +189,28 @@ def report_json(run, changes, skipped, tables) -> dict:
         "summary": summary_counts(run),
         "report_rows": {name: len(rows) for name, rows in tables.items()},
         "files_by_verdict": verdict_counts(verdicts),
-        "changes_by_rule": changes_by_rule(run.results),
+        "files_by_kind": kind_counts(run),
+        "changes_by_rule": changes_by_rule(run.all_results),
         "changes": [dict(zip(CHANGE_COLUMNS, row)) for row in changes],
         "skipped": [dict(zip(SKIPPED_COLUMNS, row)) for row in skipped],
         **{
-            name[: -len(".csv")]: [dict(zip(REPORT_COLUMNS[name], row)) for row in rows]
+            name[: -len(".csv")]: [dict(zip(_COLUMNS[name], row)) for row in rows]
             for name, rows in tables.items()
         },
-        "files": [
-            {
-                "file": r.rel,
-                "lines": r.lines,
-                "changed": r.changed,
-                "changes": len(r.changes),
-                "skipped": r.skipped,
-                **verdicts[r.rel],
-            }
-            for r in run.results
-        ],
+        "files": [{**_file_entry(r), **verdicts[r.rel]} for r in run.code_results],
+        "other_files": [_file_entry(r) for r in run.all_results if r.rel not in verdicts],
+    }
+
+
+def _file_entry(result) -> dict:
+    return {
+        "file": result.rel,
+        "kind": result.kind,
+        "lines": result.lines,
+        "changed": result.changed,
+        "changes": len(result.changes),
+        "manual_work": len(result.reported),
+        "skipped": result.skipped,
     }
 
 
@@ -120,9 +222,10 @@ def log_text(run, changes, skipped, tables) -> str:
     ]
     lines += [
         f"{row[0]}: line {row[1]} ~ {row[2]} Operation Type: {row[3]} Message: {row[4]} [{row[5]}]"
+        + (f" ({row[7]})" if row[7] else "")
         for row in changes
     ]
-    lines += [f"{rel}: skipped: {reason}" for rel, reason in skipped]
+    lines += [f"{rel}: skipped: {reason}" for rel, reason, _ in skipped]
     for name, rows in tables.items():
         lines += [f"{name}: " + ", ".join(str(value) for value in row) for row in rows]
     counts = summary_counts(run)

@@ -17,6 +17,7 @@ class Change:
     operation: str  # INSERT, MODIFY or DELETE
     message: str
     rule: str  # the id of the rule that made it
+    cell: str = ""  # in a notebook: "cell 3, line 2" (the lines are the .ipynb file's)
 
 
 @dataclass(frozen=True, order=True)

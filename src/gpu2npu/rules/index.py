@@ -221,6 +221,8 @@ class RuleIndex:
     compared_strings: Optional[ComparedStrings] = None
     status_overrides: Dict[str, List[StatusOverride]] = field(default_factory=dict)  # by normalised API
     rules_by_id: Dict[str, Rule] = field(default_factory=dict)
+    file_rules: Dict[str, List[Rule]] = field(default_factory=dict)  # rules of other file kinds, by kind
+    derived: Dict[str, object] = field(default_factory=dict)  # tables a file kind builds once (derive)
     trigger_words: set = field(default_factory=set)  # regexes (plain words escaped)
     tree_trigger_words: set = field(default_factory=set)  # of the kinds that need a syntax tree
     triggers: Optional["re.Pattern[bytes]"] = None
@@ -228,6 +230,16 @@ class RuleIndex:
 
     def add_call_edit(self, key: str, rule: Rule, edit: Callable) -> None:
         self.calls.setdefault(key, []).append(CallEdit(rule, edit))
+
+    def rules_of(self, kind: str) -> List[Rule]:
+        """The rules of a kind that other file kinds read (shell, configs, requirements...)."""
+        return self.file_rules.get(kind, [])
+
+    def derive(self, name: str, build: Callable[["RuleIndex"], object]):
+        """``build(self)``, made once per index: a file kind's lookup table over its rules."""
+        if name not in self.derived:
+            self.derived[name] = build(self)
+        return self.derived[name]
 
     def add_status_override(self, override: StatusOverride) -> None:
         self.status_overrides.setdefault(override.api, []).append(override)

@@ -15,6 +15,7 @@ to edit. A kind declares:
   rule to fire there (the byte scan that sends most files straight to the copy);
   ``text_only``: a file only such rules trigger can be edited as text, without a syntax tree;
 * ``describe(rule)``: one line for ``gpu2npu rules list`` and the summary table;
+* ``file_kind``: the kind of file its rules act on (``FileRuleKind`` for all but Python);
 * ``subject(rule)``: what a change made by the rule converts, as a name (the rows of
   ``analyse -m third_party``); None when its changes are no use of an API.
 """
@@ -37,6 +38,7 @@ class RuleKind:
     name: ClassVar[str] = ""
     fields: ClassVar[Dict[str, Field]] = {}
     text_only: ClassVar[bool] = False
+    file_kind: ClassVar[str] = "python"  # the file kind (gpu2npu.filekinds) its rules act on
 
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
@@ -61,6 +63,17 @@ class RuleKind:
 
     def subject(self, rule: Rule) -> Optional[str]:
         return None
+
+
+class FileRuleKind(RuleKind):
+    """A kind whose rules act on files other than Python (``file_kind``): compiled into the
+    index's ``file_rules``, read there by that file kind; its examples are files of that kind,
+    named ``example_file``."""
+
+    example_file: ClassVar[str] = ""
+
+    def compile(self, rule: Rule, index) -> None:
+        index.file_rules.setdefault(self.name, []).append(rule)
 
 
 def kinds() -> Dict[str, RuleKind]:

@@ -11,9 +11,18 @@ from gpu2npu.apis.judge import CUDA_OP
 from gpu2npu.source.parse import reason_alone
 
 # Categories and their rank (least to most severe); --fail-on names the lowest failing rank.
-RANK = {"convertible": 0, "limited": 1, "unknown": 1, "unchecked": 1, "cuda-op": 2, "unsupported": 3}
+RANK = {
+    "mention": 0,
+    "convertible": 0,
+    "limited": 1,
+    "unknown": 1,
+    "unchecked": 1,
+    "cuda-op": 2,
+    "unsupported": 3,
+}
 FAIL_ON = {"any": 0, "unknown": 1, "cuda-op": 2, "unsupported": 3}
 SEVERITY = {
+    "mention": "note",  # CUDA named in a file no kind migrates (documentation, sources of other languages)
     "convertible": "note",
     "limited": "warning",
     "unknown": "warning",
@@ -60,7 +69,11 @@ def findings_of(run, source_lines) -> List[Finding]:
         found.append(
             _finding(row.file, row.start_line, row.column, category, rule, row.op, message, source_lines)
         )
-    for result in run.results:
+    for result in run.all_results:
+        for item in result.reported:
+            message = f"{item.subject}: {item.tip}" + (f" ({item.cell})" if item.cell else "")
+            where = (result.rel, item.line, 1)
+            found.append(_finding(*where, item.category, item.rule, item.subject, message, source_lines))
         if result.skipped:
             message = f"not checked: {reason_alone(result.skipped)}; fix the file or exclude it (--exclude)"
             found.append(

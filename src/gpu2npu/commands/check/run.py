@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import fnmatch
 import os
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -14,6 +13,7 @@ from gpu2npu.commands.check.findings import FAIL_ON, Finding, findings_of
 from gpu2npu.commands.check.suppress import is_suppressed
 from gpu2npu.options import ProjectOptions
 from gpu2npu.project.service import analyse_project
+from gpu2npu.source.selection import Selection
 
 
 @dataclass
@@ -37,7 +37,7 @@ def run_check(
     fail_on: str = "unsupported",
     baseline: Optional[Path] = None,
     update_baseline: bool = False,
-    excludes: Sequence[str] = (),
+    selected: tuple = ((), (), True),  # (includes, excludes, default excludes)
     jobs: int = 0,
     progress: bool = False,
     style: str = "full",
@@ -46,22 +46,26 @@ def run_check(
     findings: List[Finding] = []
     python_files = converted = 0
     for path in paths:
+        prefix = _display_prefix(path if path.is_dir() else path.parent)
         options = ProjectOptions(
-            path, version, tuple(rule_files), (), jobs, progress=progress, style=style, entries=tuple(entries)
+            path,
+            version,
+            tuple(rule_files),
+            (),
+            jobs,
+            progress=progress,
+            style=style,
+            entries=tuple(entries),
+            selection=Selection(*selected, prefix),
         )
-        run = analyse_project(options)
-        prefix = _display_prefix(run.plan.root)
+        run = analyse_project(options, other_kinds=True)
         lines = SourceLines(run.plan.root)
-        verdicts = file_verdicts(run.results, run.apis)
-        included = {rel for rel in verdicts if not _excluded(prefix + rel, excludes)}
-        python_files += len(included)
-        converted += sum(
-            1 for rel in included if verdicts[rel]["status"] in ("fully migrated", "needs testing")
-        )
+        verdicts = file_verdicts(run.code_results, run.apis)
+        python_files += len(verdicts)
+        converted += sum(1 for v in verdicts.values() if v["status"] in ("fully migrated", "needs testing"))
         for finding in findings_of(run, lines):
-            if finding.file in included or not finding.file.endswith(".py"):
-                if not _excluded(prefix + finding.file, excludes) and not _suppressed(finding, lines):
-                    findings.append(replace(finding, file=prefix + finding.file))
+            if not _suppressed(finding, lines):
+                findings.append(replace(finding, file=prefix + finding.file))
     findings.sort()
     summary = {
         "torch_version": version,
@@ -100,9 +104,3 @@ class SourceLines:
 def _suppressed(finding: Finding, lines: SourceLines) -> bool:
     text = lines.get(finding.file, [])
     return 0 < finding.line <= len(text) and is_suppressed(finding, text[finding.line - 1])
-
-
-def _excluded(path: str, patterns: Sequence[str]) -> bool:
-    return any(
-        fnmatch.fnmatch(path, pattern) or fnmatch.fnmatch(Path(path).name, pattern) for pattern in patterns
-    )

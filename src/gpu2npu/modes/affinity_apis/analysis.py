@@ -62,7 +62,7 @@ def scan_project(
 ) -> Tuple[List[ModuleScan], List[Tuple[str, str]]]:
     """Pass 1 over every Python file (in worker processes for big trees, as a migration does):
     the scans in sorted file order, and the files not analysed with the reason."""
-    plan = plan_input(options.input)
+    plan = plan_input(options.input, options.selection)
     prefix = package_prefix(plan.root)
     jobs = [(e.rel, str(plan.root / e.rel)) for e in plan.python_largest_first()]
     results = run_jobs(

@@ -44,11 +44,11 @@ class FileOutcome:
 
 def run(request: AnalyseRequest, tree: AtomicTree) -> ModeResult:
     options = request.options
-    plan = plan_input(options.input)
+    plan = plan_input(options.input, options.selection)
     if options.input.is_dir():
         refuse_reserved_names(plan.root)
     make_directories(plan, tree)
-    copy_other_entries(plan, tree)
+    copy_other_entries(plan, tree, every_kind=True)
     outcomes = _instrument_python_files(plan, tree, options.workers, options.progress)
     _install_runtime(tree, {o.rel: o.result.added_line for o in outcomes if o.result.added_line})
     return _mode_result(plan, outcomes, tree.final, single_file=not options.input.is_dir())

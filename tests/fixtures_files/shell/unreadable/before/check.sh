@@ -1,0 +1,2 @@
+#!/bin/bash
+if [[ $DEVICE == cuda ]]; then echo gpu; fi

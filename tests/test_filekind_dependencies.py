@@ -1,0 +1,535 @@
+"""The dependency plan and the dependency file kinds (requirements, conda-env, packaging):
+which files they claim, the torch pin and torch_npu release for every target version, what
+stays as written, the plan rows, setup.py, hostile input, and the facts in kb/ agreeing with
+the generated rules."""
+
+import csv
+import dataclasses
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+from helpers import builtin_index, index_with, migrate_file
+
+from gpu2npu.filekinds import classify
+from gpu2npu.filekinds.packaging import poetry_specifier, setup_py_dependencies
+from gpu2npu.rules.loader import load_builtin_rules
+from gpu2npu.versions import known_versions
+
+REPO = Path(__file__).resolve().parent.parent
+KB = REPO / "kb"
+
+FLASH_ROUTE = (
+    "torch_npu.npu_fusion_attention (torch_npu for torch 2.1.0 and later; its argument layout differs), "
+    "torch.nn.functional.scaled_dot_product_attention, or transformers' NPU flash attention"
+)
+FLASH_ACTION = (
+    "take flash-attn out of the NPU environment (it has no NPU build) and replace its calls with "
+    "torch_npu.npu_fusion_attention or scaled_dot_product_attention"
+)
+XFORMERS_ROUTE = (
+    "torch.nn.functional.scaled_dot_product_attention or torch_npu.npu_fusion_attention "
+    "(xformers has no NPU build)"
+)
+XFORMERS_ACTION = (
+    "take xformers out of the NPU environment and replace xformers.ops.memory_efficient_attention with "
+    "scaled_dot_product_attention or torch_npu.npu_fusion_attention"
+)
+APEX_ROUTE = (
+    "Ascend apex (github.com/Ascend/apex): apex.amp and apex.optimizers.NpuFused*, built from source into an "
+    "apex-0.1+ascend wheel; or torch_npu.optim.NpuFused* without apex"
+)
+APEX_ACTION = (
+    "build Ascend's apex from source after torch and torch_npu (bash scripts/build.sh) and install its wheel "
+    "instead of NVIDIA apex; its CUDA extensions (FusedLayerNorm, fused kernels) are not there: use "
+    "torch.nn.LayerNorm and torch_npu ops"
+)
+TRITON_ROUTE = (
+    "triton-ascend (pip install triton-ascend): Triton kernels on Atlas A2/A3, with chip-target limits"
+)
+TRITON_ACTION = (
+    "install triton-ascend after torch_npu in place of triton (for triton-ascend 3.2.0 and earlier uninstall "
+    "triton first); if triton is reinstalled later, uninstall triton and triton-ascend and install "
+    "triton-ascend again; check the kernels against its limits"
+)
+TRITON_CONFLICTS = (
+    "triton: triton-ascend installs into the same triton package folder, and installing triton again "
+    "(directly or as another package's dependency) overwrites it"
+)
+DEEPSPEED_ROUTE = (
+    "upstream DeepSpeed, which supports the NPU through torch_npu (the deepspeed_npu plugin is retired)"
+)
+DEEPSPEED_ACTION = (
+    "install DeepSpeed after torch and torch_npu; remove deepspeed_npu and its import if the project has them"
+)
+NPU_ROUTE = "torch_npu==2.1.0.post17 (for torch 2.1.0, CANN 8.3.RC1)"
+NPU_ACTION = "install after torch, with CANN 8.3.RC1 installed and its set_env.sh sourced"
+DEEPSPEED_CONFLICTS = "deepspeed_npu (the retired plugin for DeepSpeed 0.9.2): uninstall it"
+APEX_CONFLICTS = "NVIDIA apex installs the same apex package: uninstall it first"
+APEX_URL = "apex @ git+https://github.com/NVIDIA/apex"
+CPU_BUILD = "(x86_64: 2.1.0+cpu from https://download.pytorch.org/whl/cpu; aarch64: from PyPI or that index)"
+ACCELERATOR_BUILDS = "CUDA or ROCm builds of torch (torch_npu does not load beside another accelerator build)"
+
+
+def rows(outcome_or_rows):
+    found = getattr(outcome_or_rows, "dependencies", outcome_or_rows)
+    return [dataclasses.astuple(row) for row in found]
+
+
+def reported(outcome_or_rows):
+    found = getattr(outcome_or_rows, "reported", outcome_or_rows)
+    return [(r.line, r.end_line, r.subject, r.tip, r.rule, r.category) for r in found]
+
+
+# -- the plan -------------------------------------------------------------------------------------------
+
+
+def test_the_plan_lists_flash_attn_xformers_apex_triton_and_deepspeed_with_an_action_each():
+    data = b"flash-attn==2.5.8\nxformers\napex @ git+https://github.com/NVIDIA/apex\ntriton>=2.1\ndeepspeed\n"
+    outcome = migrate_file("requirements.txt", data, "2.1.0")
+    assert outcome.new_bytes is None  # CUDA-only requirements stay: the code importing them still needs them
+    flash = (
+        "flash-attn==2.5.8",
+        1,
+        "no NPU equivalent",
+        FLASH_ROUTE,
+        FLASH_ACTION,
+        "",
+        "DROP; OPP",
+        "G2N870",
+    )
+    xformers = ("xformers", 2, "no NPU equivalent", XFORMERS_ROUTE, XFORMERS_ACTION, "", "DROP", "G2N871")
+    torch = (
+        "torch==2.1.0",
+        0,
+        "added",
+        f"torch==2.1.0 {CPU_BUILD}",
+        "install torch==2.1.0 first, before torch_npu",
+    )
+    apex = (APEX_URL, 3, "drop-in", APEX_ROUTE, APEX_ACTION, APEX_CONFLICTS, "APEX; PTG; DROP", "G2N872")
+    triton = (
+        "triton>=2.1",
+        4,
+        "drop-in",
+        TRITON_ROUTE,
+        TRITON_ACTION,
+        TRITON_CONFLICTS,
+        "TRA; DROP",
+        "G2N873",
+    )
+    deepspeed = ("deepspeed", 5, "works", DEEPSPEED_ROUTE, DEEPSPEED_ACTION, DEEPSPEED_CONFLICTS, "DSN; DROP")
+    assert rows(outcome) == [
+        (0, "flash-attn", *flash),
+        (0, "xformers", *xformers),
+        (1, "torch", *torch, ACCELERATOR_BUILDS, "TNPU; REL", "G2N861"),
+        (2, "torch_npu", "torch_npu==2.1.0.post17", 0, "added", NPU_ROUTE, NPU_ACTION, "", "REL", "G2N861"),
+        (4, "apex", *apex),
+        (4, "triton", *triton),
+        (4, "deepspeed", *deepspeed, "G2N874"),
+    ]
+    assert reported(outcome) == [
+        (1, 1, "flash-attn", FLASH_ACTION, "G2N870", "unsupported"),
+        (2, 2, "xformers", XFORMERS_ACTION, "G2N871", "unsupported"),
+        (3, 3, "apex", f"{APEX_ACTION} (conflicts: {APEX_CONFLICTS})", "G2N872", "limited"),
+        (4, 4, "triton", f"{TRITON_ACTION} (conflicts: {TRITON_CONFLICTS})", "G2N873", "limited"),
+    ]  # deepspeed works as is: planned, not reported
+
+
+def test_a_file_with_torch_plans_what_it_writes():
+    outcome = migrate_file("requirements.txt", b"torch>=1.13\ntorchvision\n", "2.1.0")
+    assert outcome.new_bytes == b"torch==2.1.0\ntorch_npu==2.1.0.post17\ntorchvision\n"
+    assert [row[:5] for row in rows(outcome)] == [
+        (1, "torch", "torch==2.1.0", 1, "pinned"),
+        (2, "torch_npu", "torch_npu==2.1.0.post17", 1, "added"),
+        (3, "torchvision", "torchvision", 2, "works"),
+    ]
+    assert rows(outcome)[2][5:7] == (
+        "torchvision==0.16.0 (pairs with torch 2.1.0)",
+        "install after torch, from the same index (the CPU build)",
+    )
+
+
+def test_a_file_without_requirements_plans_nothing():
+    assert rows(migrate_file("requirements.txt", b"# nothing yet\n\n", "2.1.0")) == []
+    outcome = migrate_file("pyproject.toml", b"[tool.ruff]\nline-length = 110\n", "2.1.0")
+    assert (outcome.new_bytes, rows(outcome), reported(outcome), outcome.skipped) == (None, [], [], "")
+
+
+# -- the torch pin ---------------------------------------------------------------------------------------
+
+
+def cann_key(cann):
+    return [(0, int(part[2:])) if part.startswith("RC") else (1, int(part)) for part in cann.split(".")]
+
+
+def newest_in_the_csv(torch):
+    with open(KB / "torch_npu_release_matrix.csv", newline="", encoding="utf-8") as handle:
+        releases = [row for row in csv.DictReader(handle) if row["torch"] == torch]
+    return max(releases, key=lambda row: cann_key(row["cann"]))["torch_npu_package"]
+
+
+@pytest.mark.parametrize("version", known_versions())
+def test_the_torch_pin_of_every_version_is_the_newest_release_for_it(version):
+    outcome = migrate_file("requirements.txt", b"torch\n", version)
+    assert outcome.new_bytes == f"torch=={version}\ntorch_npu=={newest_in_the_csv(version)}\n".encode()
+
+
+def test_the_newest_releases_by_cann_version():
+    expected = {
+        "1.11.0": "1.11.0.post14",
+        "2.1.0": "2.1.0.post17",
+        "2.2.0": "2.2.0.post2",
+        "2.3.1": "2.3.1.post6",
+        "2.4.0": "2.4.0.post4",
+        "2.5.1": "2.5.1.post1",
+        "2.6.0": "2.6.0.post5",
+        "2.7.1": "2.7.1.post8",
+        "2.8.0": "2.8.0.post4",
+    }
+    assert {version: newest_in_the_csv(version) for version in known_versions()} == expected
+
+
+@pytest.mark.parametrize(
+    "before,after",
+    [
+        ("torch>=1.13\n", "torch==2.1.0\ntorch_npu==2.1.0.post17\n"),
+        ("torch[opt-einsum] ~= 2.0\n", "torch[opt-einsum] ==2.1.0\ntorch_npu==2.1.0.post17\n"),
+        ("torch (>=2.0)\n", "torch ==2.1.0\ntorch_npu==2.1.0.post17\n"),
+        ("torch==2.1.0+cu118\n", "torch==2.1.0\ntorch_npu==2.1.0.post17\n"),
+        ("torch==2.1.0+cpu\n", "torch==2.1.0+cpu\ntorch_npu==2.1.0.post17\n"),
+        ("Torch==2.1.*\n", "Torch==2.1.0\ntorch_npu==2.1.0.post17\n"),
+        ("torch\ntorch_npu\n", "torch==2.1.0\ntorch_npu\n"),
+        ("torch==2.1.0\ntorch-npu==2.1.0.post4\n", None),  # an older release for the same torch fits
+    ],
+)
+def test_pins(before, after):
+    new = migrate_file("requirements.txt", before.encode(), "2.1.0").new_bytes
+    assert (new.decode() if new is not None else None) == after
+
+
+def test_markers_comments_and_crlf_stay():
+    before = b'torch>=2 ; python_version < "3.12"  # the framework\r\nnumpy\r\n'
+    outcome = migrate_file("requirements.txt", before, "2.1.0")
+    assert outcome.new_bytes == (
+        b'torch==2.1.0 ; python_version < "3.12"  # the framework\r\n'
+        b'torch_npu==2.1.0.post17 ; python_version < "3.12"\r\nnumpy\r\n'
+    )
+
+
+def test_torch_on_the_last_line_without_a_line_ending():
+    outcome = migrate_file("requirements.txt", b"numpy\r\ntorch", "2.1.0")
+    assert outcome.new_bytes == b"numpy\r\ntorch==2.1.0\r\ntorch_npu==2.1.0.post17"
+
+
+def test_torch_npu_is_added_once_per_marker():
+    before = b'torch==2.1.0; sys_platform == "linux"\ntorch==2.1.0; sys_platform == "darwin"\n'
+    new = migrate_file("requirements.txt", before, "2.1.0").new_bytes.decode()
+    assert new.splitlines() == [
+        'torch==2.1.0; sys_platform == "linux"',
+        'torch_npu==2.1.0.post17 ; sys_platform == "linux"',
+        'torch==2.1.0; sys_platform == "darwin"',
+        'torch_npu==2.1.0.post17 ; sys_platform == "darwin"',
+    ]
+
+
+def test_a_spec_that_excludes_the_target_is_kept_and_reported():
+    outcome = migrate_file("requirements.txt", b"torch<2.0  # old driver\n", "2.1.0")
+    assert outcome.new_bytes is None
+    assert reported(outcome) == [
+        (
+            1,
+            1,
+            "torch<2.0",
+            "torch <2.0 excludes the target 2.1.0: pin torch==2.1.0 and add torch_npu==2.1.0.post17 if the "
+            "code runs with that torch, or migrate with -v 1.11.0 (allowed by it)",
+            "G2N861",
+            "limited",
+        )
+    ]
+
+
+def test_a_torch_npu_for_another_torch_is_reported():
+    outcome = migrate_file("requirements.txt", b"torch\ntorch_npu==2.4.0\n", "2.1.0")
+    assert outcome.new_bytes == b"torch==2.1.0\ntorch_npu==2.4.0\n"
+    assert reported(outcome) == [
+        (
+            2,
+            2,
+            "torch_npu==2.4.0",
+            "torch_npu==2.4.0 does not match the target torch 2.1.0: "
+            "require torch_npu==2.1.0.post17 (CANN 8.3.RC1)",
+            "G2N861",
+            "limited",
+        )
+    ]
+
+
+@pytest.mark.parametrize(
+    "version,torchvision,torchaudio",
+    [("1.11.0", "0.12.0", "0.11.0"), ("2.1.0", "0.16.0", "2.1.0"), ("2.8.0", "0.23.0", "2.8.0")],
+)
+def test_torchvision_and_torchaudio_pins_are_reported_with_the_release_that_pairs(
+    version, torchvision, torchaudio
+):
+    outcome = migrate_file("requirements.txt", b"torchvision==0.1.0\ntorchaudio==0.1.0\n", version)
+    pairs = "does not pair with torch " + version
+    assert [(r[2], r[3]) for r in reported(outcome)] == [
+        ("torchvision==0.1.0", f"torchvision==0.1.0 {pairs}: require torchvision=={torchvision}"),
+        ("torchaudio==0.1.0", f"torchaudio==0.1.0 {pairs}: require torchaudio=={torchaudio}"),
+    ]
+
+
+def test_a_disabled_pin_rule_changes_nothing():
+    index = index_with(version="2.1.0", disabled=["G2N861"])
+    outcome = migrate_file("requirements.txt", b"torch\n", "2.1.0", index=index)
+    assert (outcome.new_bytes, outcome.dependencies) == (None, [])
+
+
+def test_pyproject_quoting_and_indentation():
+    before = (
+        "[project]\n"
+        "dependencies = [\n    \"numpy\",\n    'torch>=2.0',  # fw\n]\n"
+        "[project.optional-dependencies]\n"
+        'gpu = ["torch", "xformers"]\n'
+    )
+    after = (
+        "[project]\n"
+        "dependencies = [\n    \"numpy\",\n    'torch==2.1.0',  # fw\n    'torch_npu==2.1.0.post17',\n]\n"
+        "[project.optional-dependencies]\n"
+        'gpu = ["torch==2.1.0", "torch_npu==2.1.0.post17", "xformers"]\n'
+    )
+    assert migrate_file("pyproject.toml", before.encode(), "2.1.0").new_bytes == after.encode()
+
+
+def test_poetry_specifiers():
+    assert poetry_specifier("^2.1") == ">=2.1,<3"
+    assert poetry_specifier("^0.2.3") == ">=0.2.3,<0.3"
+    assert poetry_specifier("~2.1.0") == ">=2.1.0,<2.2"
+    assert poetry_specifier("2.1.0") == "==2.1.0"
+    assert poetry_specifier(">=1.13,<3") == ">=1.13,<3"
+    assert poetry_specifier("*") == ""
+    assert poetry_specifier("^1.0 || ^2.0") is None
+
+
+# -- idempotence -----------------------------------------------------------------------------------------
+
+SAMPLES = [
+    ("requirements.txt", b"torch>=1.11 ; python_version>'3.8'  # c\r\nflash-attn\r\n"),
+    ("requirements.txt", b"torch\\\n  >=1.11\nnumpy"),
+    ("environment.yml", b"dependencies:\n  - pip:\n    - torch\n    - xformers\n"),
+    (
+        "pyproject.toml",
+        b'[project]\ndependencies = ["torch"]\n[tool.poetry.dependencies]\ntorch = ">=1.11"\n',
+    ),
+    ("setup.cfg", b"[options]\ninstall_requires =\n    torch\n[options.extras_require]\nx = torch; y\n"),
+]
+
+
+@pytest.mark.parametrize("name,data", SAMPLES, ids=[f"{n}-{i}" for i, (n, _) in enumerate(SAMPLES)])
+@pytest.mark.parametrize("version", ["1.11.0", "2.1.0", "2.8.0"])
+def test_a_second_migration_changes_nothing(name, data, version):
+    first = migrate_file(name, data, version)
+    assert first.new_bytes is not None and not first.skipped
+    second = migrate_file(name, first.new_bytes, version)
+    assert second.new_bytes is None
+    assert [r for r in second.reported if r.rule.startswith("G2N86")] == []
+
+
+# -- setup.py --------------------------------------------------------------------------------------------
+
+SETUP_PY = b"""\
+import os
+from setuptools import find_packages, setup
+
+REQUIRES = [
+    "numpy>=1.21",
+    "torch>=1.13,<2.3",
+]
+EXTRAS = {"fast": ["flash-attn>=2.3", "xformers"], "dist": ["deepspeed"]}
+
+setup(
+    name="trainer",
+    packages=find_packages(),
+    install_requires=REQUIRES + ["apex @ git+https://github.com/NVIDIA/apex"],
+    extras_require=EXTRAS,
+)
+"""
+
+
+def test_setup_py_dependencies():
+    dependencies, found = setup_py_dependencies(SETUP_PY, builtin_index("2.1.0"))
+    assert [row[:5] + (row[-1],) for row in rows(dependencies)] == [
+        (0, "flash-attn", "flash-attn>=2.3", 8, "no NPU equivalent", "G2N870"),
+        (0, "xformers", "xformers", 8, "no NPU equivalent", "G2N871"),
+        (1, "torch", "torch>=1.13,<2.3", 6, "kept", "G2N861"),
+        (2, "torch_npu", "torch_npu==2.1.0.post17", 0, "added", "G2N861"),
+        (4, "deepspeed", "deepspeed", 8, "works", "G2N874"),
+        (4, "apex", "apex @ git+https://github.com/NVIDIA/apex", 13, "drop-in", "G2N872"),
+    ]
+    assert reported(found)[0] == (
+        6,
+        6,
+        "torch>=1.13,<2.3",
+        "setup.py is left as it is: require torch_npu==2.1.0.post17 next to torch in install_requires "
+        "(and torch==2.1.0 where it is installed for the NPU)",
+        "G2N861",
+        "limited",
+    )
+    assert [r[2] for r in reported(found)] == ["torch>=1.13,<2.3", "flash-attn", "xformers", "apex"]
+
+
+@pytest.mark.parametrize("data", [b"def (", b"\xff\xfe\x00", b"setup(install_requires=[x for x in y])", b""])
+def test_setup_py_that_says_nothing(data):
+    assert setup_py_dependencies(data, builtin_index("2.1.0")) == ([], [])
+
+
+# -- which files ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "rel,head,kind",
+    [
+        ("requirements.txt", b"", "requirements"),
+        ("docs/requirements-dev.txt", b"", "requirements"),
+        ("dev-requirements.txt", b"", "requirements"),
+        ("test_requirements.txt", b"", "requirements"),
+        ("requirements/base.txt", b"", "requirements"),
+        ("requirements.in", b"", "requirements"),
+        ("constraints-gpu.txt", b"", "requirements"),
+        ("environment.yml", b"", "conda-env"),
+        ("envs/environment.yaml", b"", "conda-env"),
+        ("env-cuda.yml", b"name: x\ndependencies:\n  - pip\n", "conda-env"),
+        ("pyproject.toml", b"", "packaging"),
+        ("pkg/setup.cfg", b"", "packaging"),
+    ],
+)
+def test_claims(rel, head, kind):
+    assert classify(rel, len(head), lambda: head) == kind
+
+
+@pytest.mark.parametrize(
+    "rel,head", [("README.txt", b""), ("CMakeLists.txt", b""), ("env.yml", b"lr: 0.1\n")]
+)
+def test_not_claimed(rel, head):
+    assert classify(rel, len(head), lambda: head) not in ("requirements", "conda-env", "packaging")
+
+
+# -- hostile input ---------------------------------------------------------------------------------------
+
+
+COPIED = "; copied unchanged"
+
+
+@pytest.mark.parametrize(
+    "name,data,skipped",
+    [
+        ("requirements.txt", b"torch\x00\x01", "binary data (NUL bytes), not a requirements file" + COPIED),
+        (
+            "requirements.txt",
+            "torch\n".encode("utf-16"),
+            "UTF-16 text (only UTF-8 requirements files are read)" + COPIED,
+        ),
+        (
+            "requirements.txt",
+            b"torch\n" * 800_000,
+            "larger than 4 MiB, more than a requirements file holds" + COPIED,
+        ),
+        (
+            "environment.yml",
+            b"dependencies: [\n",
+            "invalid YAML (line 2: expected the node content, but found '<stream end>')" + COPIED,
+        ),
+        (
+            "environment.yml",
+            b"dependencies: " + b"[" * 300,
+            "invalid YAML (nested deeper than 100 levels)" + COPIED,
+        ),
+        (
+            "pyproject.toml",
+            b"[project\n",
+            "invalid TOML (Unexpected character: '\\n' at line 1 col 8)" + COPIED,
+        ),
+        (
+            "setup.cfg",
+            b"install_requires = torch\n",
+            "invalid setup.cfg (File contains no section headers.)" + COPIED,
+        ),
+    ],
+)
+def test_unreadable_files_are_skipped_with_a_reason(name, data, skipped):
+    outcome = migrate_file(name, data, "2.1.0")
+    assert (outcome.new_bytes, outcome.skipped) == (None, skipped)
+
+
+def test_a_large_requirements_file_is_read():
+    data = b"".join(b"package%d>=1.0  # c\n" % number for number in range(50_000)) + b"torch\n"
+    assert len(data) > 1_000_000
+    outcome = migrate_file("requirements.txt", data, "2.1.0")
+    assert outcome.new_bytes == data.replace(b"\ntorch\n", b"\ntorch==2.1.0\ntorch_npu==2.1.0.post17\n")
+
+
+SPACES = b" " * 100_000
+
+
+@pytest.mark.parametrize(
+    "data,after",
+    [
+        (b"% not a requirement %\n==2.0\nfoo[bar\n>>>\n-x\ntorch >= >= 2\n" + b"a" * 10_000 + b"\n", None),
+        (b"torch" + SPACES + b"#\n", b"torch==2.1.0" + SPACES + b"#\ntorch_npu==2.1.0.post17\n"),
+        (b"torch\\\n" * 10_000, None),  # one line of 10,000 torch: no requirement
+        (b"\xef\xbb\xbftorch\xff\n", None),
+        (b"\xef\xbb\xbftorch\n", b"\xef\xbb\xbftorch==2.1.0\ntorch_npu==2.1.0.post17\n"),
+    ],
+)
+def test_nonsense_lines_are_left_alone(data, after):
+    outcome = migrate_file("requirements.txt", data, "2.1.0")
+    assert (outcome.new_bytes, outcome.skipped) == (after, "")
+
+
+def test_non_utf8_bytes_survive():
+    data = b"# caf\xe9\ntorch  # \xff\xfe\n"
+    outcome = migrate_file("requirements.txt", data, "2.1.0")
+    assert outcome.new_bytes == b"# caf\xe9\ntorch==2.1.0  # \xff\xfe\ntorch_npu==2.1.0.post17\n"
+
+
+# -- facts and rules ---------------------------------------------------------------------------------------
+
+
+def gen_rules():
+    spec = importlib.util.spec_from_file_location("gen_rules", REPO / "tools" / "gen_rules.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("gen_rules", module)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("name", ["torch_npu_pins.yaml", "dependencies.yaml"])
+def test_the_rules_are_what_the_generator_makes_of_the_kb(name):
+    module = gen_rules()
+    path = REPO / "rules" / "every_mode" / name
+    assert module.outputs()[path] == path.read_text(encoding="utf-8"), "run python tools/gen_rules.py"
+
+
+def test_every_dependency_row_of_the_kb_is_a_rule():
+    with open(KB / "cuda_only_dependencies.csv", newline="", encoding="utf-8") as handle:
+        facts = {row["package"]: row for row in csv.DictReader(handle)}
+    rules = {r["package"]: r for r in load_builtin_rules().rules if r.kind == "DependencyRule"}
+    assert set(rules) == set(facts)
+    for package, rule in rules.items():
+        row = facts[package]
+        assert (rule["status"], rule["action"], rule["install_order"], rule["source"]) == (
+            row["status"],
+            row["action"],
+            int(row["install_order"]),
+            row["source"],
+        )
+
+
+def test_rule_ids_stay_in_their_block():
+    ids = [
+        rule.id
+        for rule in load_builtin_rules().rules
+        if rule.kind in ("TorchNpuPinRule", "DependencyRule", "PackageSourceRule")
+    ]
+    assert len(ids) == len(set(ids)) and all("G2N860" <= rule_id <= "G2N899" for rule_id in ids)
