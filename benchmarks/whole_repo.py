@@ -5,11 +5,10 @@
 For each tree: migrate it (the installed command), then per file kind count the files, the
 CUDA words (cuda, nccl, cudnn, nvcc, nvidia-smi and the CUDA-only packages flash-attn, xformers,
 apex, triton, pynvml, cupy, bitsandbytes) before and after, the files changed, the files with a
-report row (change or manual work), and whether every changed file still parses with its own
-parser (bash for shell, YAML, JSON, TOML, nbformat, ast for Python; requirement lines with
-packaging). Words left after the migration
-are in comments, prose and values no rule may change; "silent" counts those in files that got
-no row at all.
+report row (change or manual work), and whether every changed file that parsed before still
+parses with its own parser (bash for shell, YAML, JSON, TOML, nbformat, ast for Python;
+requirement lines with packaging). Words left after the migration are in comments, prose and
+values no rule may change; "silent" counts those in files that got no row at all.
 """
 
 from __future__ import annotations
@@ -107,8 +106,9 @@ def measure(tree: Path, command: list, version: str) -> dict:
             if rel not in with_rows:
                 row["silent words"] += len(WORDS.findall(after))
             if before != after:
-                row["parse after"] += parses(kind, after)
-                row["parsed before"] += parses(kind, before)
+                parsed_before = parses(kind, before)
+                row["parsed before"] += parsed_before  # a script bashlex cannot read before stays so
+                row["parse after"] += parsed_before and parses(kind, after)
         return {"seconds": seconds, "kinds": {k: dict(v) for k, v in sorted(table.items())}}
     finally:
         shutil.rmtree(out, ignore_errors=True)
@@ -119,7 +119,7 @@ def print_table(tree: Path, figures: dict) -> None:
     print(f"\n{tree} ({figures['seconds']:.1f} s)")
     print(f"  {'kind':<13}" + "".join(f"{c:>14}" for c in columns) + f"{'parse ok':>14}")
     for kind, row in figures["kinds"].items():
-        ok = f"{row.get('parse after', 0)}/{row.get('changed', 0)}"
+        ok = f"{row.get('parse after', 0)}/{row.get('parsed before', 0)}"
         print(f"  {kind:<13}" + "".join(f"{row.get(c, 0):>14}" for c in columns) + f"{ok:>14}")
 
 

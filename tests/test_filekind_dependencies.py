@@ -428,7 +428,7 @@ COPIED = "; copied unchanged"
         (
             "requirements.txt",
             "torch\n".encode("utf-16"),
-            "UTF-16 text (only UTF-8 requirements files are read)" + COPIED,
+            "UTF-16 text (only UTF-8 is read)" + COPIED,
         ),
         (
             "requirements.txt",

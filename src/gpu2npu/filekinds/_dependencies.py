@@ -19,9 +19,6 @@ from functools import lru_cache
 from typing import Any, Dict, List, Optional, Tuple
 from urllib.parse import unquote
 
-from packaging.requirements import InvalidRequirement, Requirement
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
-
 from gpu2npu.filekinds.base import LIMITED, UNSUPPORTED, PlannedDependency, Reported
 from gpu2npu.versions import known_versions, version_key
 
@@ -52,11 +49,16 @@ URL_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://|^[A-Za-z]+\+[A-Za-z]+:")
 ARCHIVE = re.compile(r"\.(whl|zip|tar\.gz|tgz|tar\.bz2|tar)$", re.IGNORECASE)
 
 
-def too_large(data: bytes, limit: int, what: str) -> str:
-    """Why a file is not read (longer than ``limit`` bytes), or ''."""
-    if len(data) <= limit:
-        return ""
-    return f"larger than {limit // MIB} MiB, more than {what} holds; copied unchanged"
+def why_unread(data: bytes, limit: int, what: str) -> str:
+    """Why a dependency file (``what``: "a requirements file") is not read: longer than
+    ``limit`` bytes, UTF-16 or binary; '' when it is read."""
+    if len(data) > limit:
+        return f"larger than {limit // MIB} MiB, more than {what} holds; copied unchanged"
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return "UTF-16 text (only UTF-8 is read); copied unchanged"
+    if b"\x00" in data:
+        return f"binary data (NUL bytes), not {what}; copied unchanged"
+    return ""
 
 
 def normalise(name: str) -> str:
@@ -139,6 +141,8 @@ def read_requirement(text: str) -> Optional[RequirementText]:
 
 @lru_cache(maxsize=4096)
 def _pep508(text: str) -> bool:
+    from packaging.requirements import InvalidRequirement, Requirement  # only for requirement files
+
     try:
         Requirement(text)
     except InvalidRequirement:
@@ -199,6 +203,8 @@ def local_labels(spec: str) -> List[str]:
 
 def allows(spec: str, version: str) -> Optional[bool]:
     """Whether a specifier allows ``version``, local labels aside (None: it cannot be read)."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
     plain = LOCAL_LABEL.sub("", spec).strip().strip("()").strip()
     try:
         return SpecifierSet(plain).contains(version, prereleases=True)

@@ -8,6 +8,7 @@ they were except in the spans a rule changes.
 from __future__ import annotations
 
 import bisect
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, List, Optional, Tuple
 
@@ -15,6 +16,9 @@ from gpu2npu.rewrite.changes import INSERT, MODIFY, Change
 
 # Check categories (gpu2npu.commands.check.findings) a reported item may have.
 UNSUPPORTED, LIMITED, UNKNOWN, MENTION = "unsupported", "limited", "unknown", "mention"
+NOT_MIGRATED = "not-migrated"  # the rule of a row about CUDA named where no rule acts
+# Words that name CUDA in any text (not "barracuda"); a file's mentions no row covers are reported.
+MENTION_PATTERN = re.compile(rb"(?i)(?<![a-z])(cuda|nccl|cudnn|nvcc|nvidia-smi)(?![a-z])")
 
 
 @dataclass(frozen=True, order=True)
@@ -69,6 +73,30 @@ class KindContext:
     index: Any  # gpu2npu.rules.index.RuleIndex
     migrate_python: Callable[[bytes, str], Tuple[Optional[bytes], List[Change], str]]
     analyse_python: Callable[[bytes, str], Tuple[List[Any], List[Any]]] = lambda source, rel: ([], [])
+
+
+def mentions_left(data: bytes, outcome: "KindOutcome") -> List[Reported]:
+    """One row for the CUDA words of a file on lines no change or reported item covers (in
+    comments, prose, or under keys and options no rule knows), so a kind never passes over them
+    in silence; none when there are none."""
+    covered = set()
+    for start, end in [(c.start_line, c.end_line) for c in outcome.changes] + [
+        (r.line, r.end_line) for r in outcome.reported
+    ]:
+        covered.update(range(start, end + 1))
+    lines = LineIndex(data)
+    left = [m for m in MENTION_PATTERN.finditer(data) if lines.line_of(m.start()) not in covered]
+    if not left:
+        return []
+    words = sorted({match.group(1).decode("ascii").lower() for match in left})
+    count = f"{len(left)} CUDA mention{'s' if len(left) > 1 else ''}"
+    subject = f"{count} left as written: {', '.join(words)}"
+    tip = (
+        "in comments, prose or settings no gpu2npu rule knows (a key, an option, a path): "
+        "check them by hand for Ascend NPU"
+    )
+    first, last = lines.line_of(left[0].start()), lines.line_of(left[-1].start())
+    return [Reported(first, last, subject, tip, NOT_MIGRATED, MENTION)]
 
 
 class LineIndex:

@@ -31,7 +31,7 @@ from gpu2npu.filekinds._dependencies import (
     plan_dependencies,
     read_pip_line,
     source_report,
-    too_large,
+    why_unread,
 )
 from gpu2npu.filekinds.base import CharOffsets, KindContext, KindOutcome, SpanEdits, decode
 
@@ -61,9 +61,7 @@ class CondaEnvironment(FileKind):
         return bool(CANDIDATE.match(base)) and TOP_KEYS.search(head()) is not None
 
     def migrate(self, data: bytes, rel: str, context: KindContext) -> KindOutcome:
-        if b"\x00" in data:
-            return KindOutcome(skipped="binary data (NUL bytes), not a conda environment; copied unchanged")
-        problem = too_large(data, MAX_BYTES, "an environment file")
+        problem = why_unread(data, MAX_BYTES, "a conda environment file")
         if problem:
             return KindOutcome(skipped=problem)
         text = decode(data)

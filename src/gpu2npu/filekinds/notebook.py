@@ -48,8 +48,6 @@ import warnings
 from dataclasses import dataclass, field, replace
 from typing import List, Optional, Tuple, Union
 
-import nbformat
-
 from gpu2npu.filekinds import FileKind
 from gpu2npu.filekinds._ipython import PYTHON, SHELL, MaskedCell, mask_cell
 from gpu2npu.filekinds._notebook_json import CellSource, NotebookText, apply_edits
@@ -124,6 +122,8 @@ def _check_notebook(notebook) -> None:
     if notebook["nbformat"] < 4:
         version = notebook["nbformat"]
         raise _Unread(f"a notebook of format {version}, from before PyTorch: convert it to format 4{COPIED}")
+    import nbformat  # only for notebooks: it loads jsonschema
+
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # nbformat warns of a missing cell id (and fills it in)

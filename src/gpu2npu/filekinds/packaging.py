@@ -30,7 +30,7 @@ from gpu2npu.filekinds._dependencies import (
     plan_dependencies,
     read_requirement,
     source_report,
-    too_large,
+    why_unread,
 )
 from gpu2npu.filekinds._toml_spans import Value, toml_values
 from gpu2npu.filekinds.base import (
@@ -69,9 +69,7 @@ class PackagingFile(FileKind):
         return posixpath.basename(rel) in ("pyproject.toml", "setup.cfg")
 
     def migrate(self, data: bytes, rel: str, context: KindContext) -> KindOutcome:
-        if b"\x00" in data:
-            return KindOutcome(skipped="binary data (NUL bytes); copied unchanged")
-        problem = too_large(data, MAX_BYTES, "packaging metadata")
+        problem = why_unread(data, MAX_BYTES, "a packaging metadata file")
         if problem:
             return KindOutcome(skipped=problem)
         if posixpath.basename(rel) == "setup.cfg":

@@ -26,7 +26,7 @@ from gpu2npu.filekinds._dependencies import (
     pinned_requirement,
     plan_dependencies,
     read_pip_line,
-    too_large,
+    why_unread,
 )
 from gpu2npu.filekinds.base import KindContext, KindOutcome, SpanEdits, decode
 
@@ -68,7 +68,7 @@ class RequirementsFile(FileKind):
         return in_folder or "requirements" in stem or (suffix == ".txt" and stem.startswith("constraints"))
 
     def migrate(self, data: bytes, rel: str, context: KindContext) -> KindOutcome:
-        problem = too_large(data, MAX_BYTES, "a requirements file") or unreadable(data)
+        problem = why_unread(data, MAX_BYTES, "a requirements file")
         if problem:
             return KindOutcome(skipped=problem)
         start = 3 if data.startswith(b"\xef\xbb\xbf") else 0
@@ -102,15 +102,6 @@ class RequirementsFile(FileKind):
         outcome.reported = sorted(reported + plan.reported)
         outcome.dependencies = plan.dependencies
         return outcome
-
-
-def unreadable(data: bytes) -> str:
-    """Why the bytes are no text file pip reads as UTF-8, or ''."""
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return "UTF-16 text (only UTF-8 requirements files are read); copied unchanged"
-    if b"\x00" in data:
-        return "binary data (NUL bytes), not a requirements file; copied unchanged"
-    return ""
 
 
 def logical_lines(data: bytes, start: int = 0) -> List[LogicalLine]:

@@ -30,8 +30,6 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Dict, Iterator, List, NamedTuple, Optional, Tuple
 
-import bashlex
-
 from gpu2npu.filekinds import FileKind, KindOutcome, Reported
 from gpu2npu.filekinds._shell_scan import ShellScan, scan_shell, statement_pieces
 from gpu2npu.filekinds.base import UNKNOWN, CharOffsets, SpanEdits, decode
@@ -384,6 +382,8 @@ class _ShellReader:
 
     def _parsed(self, start: int, end: int) -> Optional[str]:
         """Parse and read view[start:end]; None when done, else why the parser refused it."""
+        import bashlex  # only where a script holds a trigger word: its import builds parser tables
+
         try:
             nodes = _nodes(bashlex.parse(self.view[start:end]))
         except Exception as error:  # bashlex raises many kinds (ParsingError, NotImplementedError...)
@@ -484,6 +484,8 @@ def _bare(text: str) -> str:
 
 
 def _children(node) -> Iterator:
+    import bashlex
+
     for value in vars(node).values():
         if isinstance(value, bashlex.ast.node):
             yield value

@@ -9,15 +9,20 @@ Binary files (a NUL byte early on, or a suffix of a binary format) are copied un
 
 from __future__ import annotations
 
-import re
 from typing import Dict, Tuple
 
 from gpu2npu.filekinds import FileKind
-from gpu2npu.filekinds.base import LIMITED, MENTION, KindOutcome, LineIndex, Reported
+from gpu2npu.filekinds.base import (
+    LIMITED,
+    MENTION,
+    MENTION_PATTERN,
+    NOT_MIGRATED,
+    KindOutcome,
+    LineIndex,
+    Reported,
+)
 
-NOT_MIGRATED = "not-migrated"
 CUDA_OP = "cuda-op"
-MENTION_PATTERN = re.compile(rb"(?i)(?<![a-z])(cuda|nccl|cudnn|nvcc|nvidia-smi)(?![a-z])")
 BINARY_SUFFIXES = frozenset(
     ".png .jpg .jpeg .gif .bmp .tif .tiff .webp .ico .svgz .pdf .zip .gz .tgz .bz2 .xz .zst .7z .tar .whl "
     ".egg .so .dll .dylib .a .o .obj .lib .exe .bin .pt .pth .ckpt .safetensors .onnx .pb .h5 .hdf5 .npy "

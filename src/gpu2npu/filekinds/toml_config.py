@@ -10,9 +10,6 @@ from __future__ import annotations
 import re
 from typing import List, Optional, Tuple
 
-import tomlkit
-from tomlkit.exceptions import ParseError, TOMLKitError
-
 from gpu2npu.filekinds import FileKind, KindOutcome
 from gpu2npu.filekinds._settings import (
     LIST,
@@ -61,6 +58,9 @@ def read_settings(text: str) -> List[Setting]:
 
 def _parse(text: str):
     """tomlkit's data of the document; InvalidConfig with the reason when it refuses it."""
+    import tomlkit  # only for TOML files with a trigger
+    from tomlkit.exceptions import ParseError, TOMLKitError
+
     try:
         return tomlkit.parse(text).unwrap()
     except ParseError as exc:

@@ -17,12 +17,10 @@ whose scanner refuses the depth as it goes.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Iterator, List, Optional, Tuple
 
 import yaml as pyyaml
-from ruamel.yaml import YAML
-from ruamel.yaml.error import YAMLError
-from ruamel.yaml.scanner import Scanner, ScannerError
 
 from gpu2npu.filekinds import FileKind, KindOutcome
 from gpu2npu.filekinds._settings import (
@@ -56,7 +54,6 @@ BOM_BYTES = 3
 QUOTES = (None, "'", '"')  # the styles whose characters can be edited in place
 VALUE_EVENTS = ("ScalarEvent", "AliasEvent", "MappingStartEvent", "SequenceStartEvent")
 END_EVENTS = ("MappingEndEvent", "SequenceEndEvent")
-ERRORS = (YAMLError, pyyaml.YAMLError, RecursionError, ValueError, MemoryError)
 
 
 class YamlConfig(FileKind):
@@ -77,13 +74,25 @@ class YamlConfig(FileKind):
         return migrate_settings(data, settings, context, keys)
 
 
-class _BoundedScanner(Scanner):
-    """ruamel's scanner, refusing flow collections nested too deeply as it meets them."""
+def _errors() -> tuple:
+    """What the parsers raise on a document they refuse."""
+    from ruamel.yaml.error import YAMLError  # ruamel is imported only when it is needed
 
-    def fetch_flow_collection_start(self, *args, **kwargs):
-        if self.flow_level >= MAX_DEPTH:
-            raise ScannerError(None, None, _too_deep(), self.reader.get_mark())
-        super().fetch_flow_collection_start(*args, **kwargs)
+    return (YAMLError, pyyaml.YAMLError, RecursionError, ValueError, MemoryError)
+
+
+@lru_cache(maxsize=1)
+def _bounded_scanner() -> type:
+    """ruamel's scanner, refusing flow collections nested too deeply as it meets them."""
+    from ruamel.yaml.scanner import Scanner, ScannerError
+
+    class BoundedScanner(Scanner):
+        def fetch_flow_collection_start(self, *args, **kwargs):
+            if self.flow_level >= MAX_DEPTH:
+                raise ScannerError(None, None, _too_deep(), self.reader.get_mark())
+            super().fetch_flow_collection_start(*args, **kwargs)
+
+    return BoundedScanner
 
 
 def events(text: str, libyaml: Optional[bool] = None) -> Iterator:
@@ -92,8 +101,10 @@ def events(text: str, libyaml: Optional[bool] = None) -> Iterator:
         libyaml = LIBYAML and text.count("[") + text.count("{") <= MAX_FLOW_OPENERS_FOR_LIBYAML
     if libyaml:
         return pyyaml.parse(text, Loader=pyyaml.CSafeLoader)
+    from ruamel.yaml import YAML
+
     parser = YAML(typ="safe", pure=True)
-    parser.Scanner = _BoundedScanner
+    parser.Scanner = _bounded_scanner()
     return parser.parse(text)
 
 
@@ -118,7 +129,7 @@ def read_settings(text: str, libyaml: Optional[bool] = None) -> Tuple[List[Setti
     reader = _Reader(text)
     try:
         reader.read(events(text, libyaml))
-    except ERRORS as exc:
+    except _errors() as exc:  # evaluated only when something is raised
         raise InvalidConfig(f"invalid YAML ({_problem(exc, reader.lines)})") from None
     return reader.settings, reader.keys
 

@@ -15,6 +15,7 @@ from typing import List, Optional
 from gpu2npu.apis.callsites import CallSite
 from gpu2npu.apis.context import analyse_source
 from gpu2npu.filekinds import PYTHON, KindContext, PlannedDependency, Reported, file_kind_named
+from gpu2npu.filekinds.base import mentions_left
 from gpu2npu.filekinds.python import declared_dependencies
 from gpu2npu.project.output import copy_file, write_file
 from gpu2npu.project.parallel import WORKER_DIED
@@ -107,7 +108,10 @@ def _process(job: Job) -> FileResult:
 def _process_other(job: Job, data: bytes) -> FileResult:
     """A file of another kind (shell, configs, notebooks, requirements...): its kind migrates it."""
     context = KindContext(_STATE["index"], _migrate_python, _analyse_python)
-    outcome = file_kind_named(job.kind).migrate(data, job.rel, context)
+    kind = file_kind_named(job.kind)
+    outcome = kind.migrate(data, job.rel, context)
+    if kind.edits and not outcome.skipped:
+        outcome.reported += mentions_left(data, outcome)
     result = FileResult(
         job.rel,
         lines=outcome.lines or count_lines(data),
