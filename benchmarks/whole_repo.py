@@ -26,7 +26,7 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-# CUDA words and the CUDA-only packages of the dependency plan.
+# CUDA words and the CUDA-only packages of the dependency plan (gpu2npu's MENTION_PATTERN).
 WORDS = re.compile(
     rb"(?i)(?<![a-z])(cuda|nccl|cudnn|nvcc|nvidia-smi|flash[-_]attn|xformers|apex|triton|pynvml|cupy"
     rb"|bitsandbytes)(?![a-z])"

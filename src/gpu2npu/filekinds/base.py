@@ -17,8 +17,12 @@ from gpu2npu.rewrite.changes import INSERT, MODIFY, Change
 # Check categories (gpu2npu.commands.check.findings) a reported item may have.
 UNSUPPORTED, LIMITED, UNKNOWN, MENTION = "unsupported", "limited", "unknown", "mention"
 NOT_MIGRATED = "not-migrated"  # the rule of a row about CUDA named where no rule acts
-# Words that name CUDA in any text (not "barracuda"); a file's mentions no row covers are reported.
-MENTION_PATTERN = re.compile(rb"(?i)(?<![a-z])(cuda|nccl|cudnn|nvcc|nvidia-smi)(?![a-z])")
+# Words that name CUDA or a CUDA-only library in any text (not "barracuda"); a file's mentions no
+# row covers are reported.
+MENTION_PATTERN = re.compile(
+    rb"(?i)(?<![a-z])(cuda|nccl|cudnn|nvcc|nvidia-smi|flash[-_]attn|xformers|apex|triton|pynvml|cupy"
+    rb"|bitsandbytes)(?![a-z])"
+)
 
 
 @dataclass(frozen=True, order=True)
