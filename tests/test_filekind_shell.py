@@ -50,6 +50,9 @@ def reported(name: str, text: str, **options):
         ("train.Dockerfile", b"", "dockerfile"),
         ("base.dockerfile", b"", "dockerfile"),
         ("Containerfile", b"", "dockerfile"),
+        ("utils/docker/Dockerfile-arm64", b"", "dockerfile"),
+        ("Dockerfile_gpu", b"", "dockerfile"),
+        ("dockerfile-notes.md", b"", "text"),
     ],
 )
 def test_claims(name, head, kind):

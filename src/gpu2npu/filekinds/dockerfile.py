@@ -63,6 +63,8 @@ class DockerfileKind(FileKind):
         return (
             name in ("dockerfile", "containerfile")
             or name.startswith(("dockerfile.", "containerfile."))
+            or name.startswith(("dockerfile-", "dockerfile_"))
+            and "." not in name  # Dockerfile-arm64
             or name.endswith((".dockerfile", ".containerfile"))
         )
 
