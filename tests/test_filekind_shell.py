@@ -427,7 +427,7 @@ def test_dockerfile_instructions():
         "ENV CUDA_VISIBLE_DEVICES=0 A='$CUDA_VISIBLE_DEVICES'\n"
         "ENV CUDA_LAUNCH_BLOCKING 1\n"
         "ARG CUDA_VISIBLE_DEVICES=1\n"
-        "RUN --mount=type=cache,target=/root/.cache python a.py --device cuda\n"
+        "RUN --mount=type=cache,target=/var/cache/pip python a.py --device cuda\n"
         'ENTRYPOINT ["python", "a.py", "--backend", "nccl"]\n'
         'CMD ["python", "a.py", "--device", "cu\\u0064a"]\n'
         "HEALTHCHECK --interval=5s CMD nvidia-smi || exit 1\n"
@@ -437,7 +437,7 @@ def test_dockerfile_instructions():
         f"ENV {RENAMED}=0 A='$CUDA_VISIBLE_DEVICES'\n"
         "ENV ASCEND_LAUNCH_BLOCKING 1\n"
         f"ARG {RENAMED}=1\n"
-        "RUN --mount=type=cache,target=/root/.cache python a.py --device npu\n"
+        "RUN --mount=type=cache,target=/var/cache/pip python a.py --device npu\n"
         'ENTRYPOINT ["python", "a.py", "--backend", "hccl"]\n'
         'CMD ["python", "a.py", "--device", "cu\\u0064a"]\n'
         "HEALTHCHECK --interval=5s CMD nvidia-smi || exit 1\n"

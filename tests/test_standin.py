@@ -849,3 +849,33 @@ def test_transfer_to_npu_disables_jit_script_runs_nccl_as_hccl_and_profiles_the_
         """
     )
     assert out == "hccl hccl 1.0\n"
+
+
+def test_a_migrated_launcher_and_config_train_like_the_original_on_the_cpu(tmp_path):
+    """The launcher (CUDA_VISIBLE_DEVICES, --dist-backend nccl) and the config (device: cuda,
+    backend: nccl) of a project, migrated, start a run on the stand-in that gives the losses of
+    the original run on the CPU with gloo: the edits of the other file kinds make a working program."""
+    require_torch()
+    source = tmp_path / "launcher_run"
+    shutil.copytree(REPO / "tests" / "projects" / "launcher_run", source)
+    result = run_cli("migrate", "-i", source, "-o", tmp_path / "out", "-v", "2.8.0")
+    assert result.returncode == 0, result.stderr
+    migrated = tmp_path / "out" / "launcher_run_msft"
+    path = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
+    (tmp_path / "cpu.yaml").write_text("device: cpu\ndistributed:\n  backend: gloo\n")
+    torchrun = ["torchrun", "--standalone", "--nproc_per_node=1", "train.py"]
+    original = subprocess.run(
+        [*torchrun, "--config", str(tmp_path / "cpu.yaml"), "--dist-backend", "gloo"],
+        cwd=source, env=plain_env(PATH=path), capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert original.returncode == 0, original.stderr
+    run = subprocess.run(
+        gpu2npu_command() + ["run", "--devices", "1", "--", "bash", "launch.sh"],
+        cwd=migrated, env=plain_env(PATH=path), capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    expected = [
+        line.replace("device cpu backend gloo", "device npu backend hccl")
+        for line in original.stdout.splitlines()
+    ]
+    assert run.stdout.splitlines() == expected and len(expected) == 3
