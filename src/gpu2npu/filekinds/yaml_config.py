@@ -38,6 +38,7 @@ from gpu2npu.filekinds._settings import (
     triggered,
 )
 from gpu2npu.filekinds.base import CharOffsets
+from gpu2npu.rules.loader import LIBYAML_TOO_DEEP
 
 MAX_DEPTH = 200
 # More '[' and '{' than this: ruamel's scanner, which stops at MAX_DEPTH as it reads.
@@ -262,4 +263,6 @@ def _problem(exc: BaseException, lines: TextLines) -> str:
     if problem is None:
         problem = str(exc) or type(exc).__name__
     problem = " ".join(str(problem).split())
+    if LIBYAML_TOO_DEEP in problem:  # PyYAML 6.0.4+ refuses deep nesting itself: say it as ruamel's path does
+        problem = _too_deep()
     return f"line {lines.line_of(mark.index)}: {problem}" if mark is not None else problem

@@ -32,6 +32,9 @@ MAX_RULE_FILE_BYTES = 8 * MIB
 # and stays far below where the parsers run out of stack (the json parser's recursion limit,
 # libyaml's recursive composer).
 MAX_NESTING = 32
+# What libyaml (PyYAML 6.0.4 and later) says when its scanner meets nesting past its own limit,
+# which a long line of '[' reaches before the events do.
+LIBYAML_TOO_DEEP = "exceeded maximum nesting depth"
 
 
 def builtin_rule_files(folders: Sequence[str] = FULL_MIGRATION) -> List[Path]:
@@ -161,6 +164,8 @@ def _parse_yaml(path: Path, text: str) -> Any:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark else ""
+        if LIBYAML_TOO_DEEP in str(getattr(exc, "problem", "")):  # PyYAML 6.0.4+: libyaml's own limit
+            raise _too_deep(path, where) from None
         raise RuleFileError(path, where, f"invalid YAML: {getattr(exc, 'problem', exc)}") from None
     except ValueError as exc:  # a number with more digits than Python converts, a date like 2020-13-01
         raise RuleFileError(path, "", f"invalid YAML: {_first_clause(exc)}") from None
