@@ -25,6 +25,7 @@ def setup(rank, world_size, port):
 
 
 def cleanup():
+    dist.barrier()  # every rank done with its collectives before any tears the group down
     dist.destroy_process_group()
 
 
