@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional, Sequence, Tuple
+from typing import Callable, Dict, Optional, Tuple
 
 import pathspec
 
@@ -24,8 +24,11 @@ TOOL_FOLDERS = {
     ".eggs": "build output",
     "node_modules": "installed JavaScript packages",
 }
-# Root folders that hold build output when setuptools' folders are in them.
-BUILD_FOLDERS = {"build": ("lib.", "temp.", "bdist.", "lib"), "dist": (".whl", ".tar.gz", ".egg")}
+# Root folders that are build output when everything in them is what setuptools writes there.
+BUILD_FOLDERS: Dict[str, Callable[[str], bool]] = {
+    "build": lambda name: name.startswith(("lib", "temp.", "bdist.", "scripts-")),
+    "dist": lambda name: name.endswith((".whl", ".tar.gz", ".zip", ".egg")),
+}
 
 
 @dataclass(frozen=True)
@@ -70,14 +73,12 @@ def _tool_folder(rel: str, path: Path) -> Optional[str]:
     return None
 
 
-def _holds_build_output(path: Path, marks: Sequence[str]) -> bool:
+def _holds_build_output(path: Path, written_by_setuptools: Callable[[str], bool]) -> bool:
     try:
         names = [child.name for child in path.iterdir()]
     except OSError:
         return False
-    return bool(names) and all(
-        name.startswith(marks) or name.endswith(marks) or name == "lib" for name in names
-    )
+    return bool(names) and all(written_by_setuptools(name) for name in names)
 
 
 DEFAULT_SELECTION = Selection()
