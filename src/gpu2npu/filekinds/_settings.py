@@ -276,5 +276,17 @@ def require_utf8(data: bytes, what: str) -> str:
         ) from None
 
 
+def migrate_config(data: bytes, context, what: str, read) -> KindOutcome:
+    """A config file of the format ``what`` migrated: not parsed at all without a trigger; ``read``
+    turns its text into (settings, keys), or raises InvalidConfig (the file is then skipped)."""
+    if not triggered(data, context.index):
+        return KindOutcome()
+    try:
+        settings, keys = read(require_utf8(data, what))
+    except InvalidConfig as exc:
+        return skipped(str(exc))
+    return migrate_settings(data, settings, context, keys)
+
+
 def skipped(reason: str) -> KindOutcome:
     return KindOutcome(skipped=f"{reason}; copied unchanged")

@@ -13,7 +13,7 @@ import re
 from json.decoder import scanstring
 from typing import List, Optional, Tuple
 
-from gpu2npu.filekinds import FileKind, KindOutcome
+from gpu2npu.filekinds import FileKind
 from gpu2npu.filekinds._settings import (
     LIST,
     NULL,
@@ -23,10 +23,7 @@ from gpu2npu.filekinds._settings import (
     KeyName,
     Setting,
     TextLines,
-    migrate_settings,
-    require_utf8,
-    skipped,
-    triggered,
+    migrate_config,
 )
 from gpu2npu.filekinds.base import CharOffsets
 
@@ -52,14 +49,7 @@ class JsonConfig(FileKind):
         return rel.lower().endswith(".json")
 
     def migrate(self, data, rel, context):
-        if not triggered(data, context.index):
-            return KindOutcome()
-        try:
-            text = require_utf8(data, "JSON")
-            settings, keys = read_settings(text)
-        except InvalidConfig as exc:
-            return skipped(str(exc))
-        return migrate_settings(data, settings, context, keys)
+        return migrate_config(data, context, "JSON", read_settings)
 
 
 class _Frame:

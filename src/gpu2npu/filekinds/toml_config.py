@@ -10,17 +10,14 @@ from __future__ import annotations
 import re
 from typing import List, Optional, Tuple
 
-from gpu2npu.filekinds import FileKind, KindOutcome
+from gpu2npu.filekinds import FileKind
 from gpu2npu.filekinds._settings import (
     LIST,
     SCALAR,
     STRING,
     InvalidConfig,
     Setting,
-    migrate_settings,
-    require_utf8,
-    skipped,
-    triggered,
+    migrate_config,
 )
 from gpu2npu.filekinds._toml_spans import Path, Value, toml_values
 from gpu2npu.filekinds.base import CharOffsets
@@ -36,14 +33,7 @@ class TomlConfig(FileKind):
         return rel.lower().endswith(".toml")
 
     def migrate(self, data, rel, context):
-        if not triggered(data, context.index):
-            return KindOutcome()
-        try:
-            text = require_utf8(data, "TOML")
-            settings = read_settings(text)
-        except InvalidConfig as exc:
-            return skipped(str(exc))
-        return migrate_settings(data, settings, context)
+        return migrate_config(data, context, "TOML", lambda text: (read_settings(text), ()))
 
 
 def read_settings(text: str) -> List[Setting]:

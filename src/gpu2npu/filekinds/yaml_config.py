@@ -22,7 +22,7 @@ from typing import Iterator, List, Optional, Tuple
 
 import yaml as pyyaml
 
-from gpu2npu.filekinds import FileKind, KindOutcome
+from gpu2npu.filekinds import FileKind
 from gpu2npu.filekinds._settings import (
     LIST,
     NULL,
@@ -32,10 +32,7 @@ from gpu2npu.filekinds._settings import (
     KeyName,
     Setting,
     TextLines,
-    migrate_settings,
-    require_utf8,
-    skipped,
-    triggered,
+    migrate_config,
 )
 from gpu2npu.filekinds.base import CharOffsets
 from gpu2npu.rules.loader import LIBYAML_TOO_DEEP
@@ -65,14 +62,7 @@ class YamlConfig(FileKind):
         return rel.lower().endswith((".yaml", ".yml"))
 
     def migrate(self, data, rel, context):
-        if not triggered(data, context.index):
-            return KindOutcome()
-        try:
-            text = require_utf8(data, "YAML")
-            settings, keys = read_settings(text)
-        except InvalidConfig as exc:
-            return skipped(str(exc))
-        return migrate_settings(data, settings, context, keys)
+        return migrate_config(data, context, "YAML", read_settings)
 
 
 def _errors() -> tuple:
