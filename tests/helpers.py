@@ -23,6 +23,7 @@ from gpu2npu.rules.loader import load_builtin_rules, load_rule_files
 from gpu2npu.source.modules import starts_a_program
 from gpu2npu.source.parse import parse_ast
 from gpu2npu.styles import style_named
+from gpu2npu.targets import target_named
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -46,9 +47,10 @@ REPORT_FILES = sorted(
 
 
 @functools.lru_cache(maxsize=None)
-def builtin_index(version: str = NEWEST, style: str = "full"):
+def builtin_index(version: str = NEWEST, style: str = "full", target: str = "npu"):
     chosen = style_named(style)
-    return compile_index(load_builtin_rules(chosen.rule_folders), version, switches=chosen.switches)
+    folders = target_named(target).rules_for(chosen)
+    return compile_index(load_builtin_rules(folders), version, switches=chosen.switches)
 
 
 def index_with(rule_files=(), version: str = NEWEST, disabled=()):

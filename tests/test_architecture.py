@@ -24,6 +24,7 @@ RANKS = {
     "rewrite": 4,
     "apis": 4,
     "styles": 4,
+    "targets": 4,  # what the tree runs on: a rule set, read like the styles
     "rules": 5,
     "api_support": 6,
     "source": 7,

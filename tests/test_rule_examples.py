@@ -12,17 +12,22 @@ from helpers import builtin_index, migrate, migrate_file
 from gpu2npu.rules.kind import FileRuleKind, kind_named
 from gpu2npu.rules.loader import load_builtin_rules
 from gpu2npu.styles import styles
+from gpu2npu.targets import targets
 from gpu2npu.versions import version_key
 
 
 def rules_by_mode():
-    """(rule, mode name) for each built-in rule with examples, in the first mode that has it."""
+    """(rule, (mode, target)) for each built-in rule with examples, in the first mode and target
+    that have it."""
     seen = set()
-    for style in styles():
-        for rule in load_builtin_rules(style.rule_folders).rules:
-            if rule.examples and rule.id not in seen:
-                seen.add(rule.id)
-                yield rule, style.name
+    for target in targets():
+        for style in styles():
+            if target.modes is not None and style.name not in target.modes:
+                continue
+            for rule in load_builtin_rules(target.rules_for(style)).rules:
+                if rule.examples and rule.id not in seen:
+                    seen.add(rule.id)
+                    yield rule, (style.name, target.name)
 
 
 RULES = list(rules_by_mode())
@@ -36,7 +41,7 @@ CASES = [
 @pytest.mark.parametrize("rule,mode,number,before,after", CASES, ids=[f"{c[0].id}-{c[2]}" for c in CASES])
 def test_rule_example(rule, mode, number, before, after):
     version = max(rule.versions, key=version_key)
-    index = builtin_index(version, mode)
+    index = builtin_index(version, *mode)
     assert rule.id in index.rules_by_id
     kind = kind_named(rule.kind)
     if isinstance(kind, FileRuleKind):  # an example of another file kind: a file of that kind

@@ -18,9 +18,11 @@ from gpu2npu.errors import ESCAPE_BYTES, UserError
 from gpu2npu.modes import modes as analyse_modes
 from gpu2npu.options import OutputOptions, ProjectOptions
 from gpu2npu.styles import styles as migration_modes
+from gpu2npu.targets import targets as migration_targets
 from gpu2npu.versions import default_version, known_versions, resolve_version
 
 MIGRATION_MODES = [style.name for style in migration_modes()]  # the default first
+MIGRATION_TARGETS = [target.name for target in migration_targets()]  # the default first
 
 
 class Gpu2NpuGroup(click.Group):
@@ -114,8 +116,19 @@ def force_option(suffix: str):
 SPECIFY_DEVICE = "specify-device"
 
 
+def target_option(function):
+    return click.option(
+        "--target",
+        type=click.Choice(MIGRATION_TARGETS),
+        default=MIGRATION_TARGETS[0],
+        show_default=True,
+        help="; ".join(f"{target.name}: {target.help}" for target in migration_targets()) + ".",
+    )(function)
+
+
 def style_options(function):
-    """--mode, -s and --entry, shared by migrate and check."""
+    """--target, --mode, -s and --entry, shared by migrate and check."""
+    function = target_option(function)
     function = click.option(
         "--entry",
         "entries",
@@ -250,6 +263,7 @@ def migrate(
     rule_files,
     disabled,
     style,
+    target,
     specify_device,
     entries,
     includes,
@@ -266,12 +280,14 @@ def migrate(
     selection = _selection(includes, excludes, take_everything)
     settings = (input_path, output_path, version, rule_files, disabled, jobs, force, diff, selection)
     if ctx.invoked_subcommand is not None:
-        if style != MIGRATION_MODES[0] or specify_device or entries:
-            raise UserError("distributed takes no --mode, -s or --entry", "name the main script with -m")
+        if style != MIGRATION_MODES[0] or specify_device or entries or target != MIGRATION_TARGETS[0]:
+            raise UserError(
+                "distributed takes no --mode, --target, -s or --entry", "name the main script with -m"
+            )
         ctx.obj = settings
         return
     style = _style_for(style, specify_device)
-    _migrate(*settings, style=style, entries=_entries_for(style, entries))
+    _migrate(*settings, style=style, target=target, entries=_entries_for(style, entries))
 
 
 @migrate.command("distributed")
@@ -358,12 +374,13 @@ def rules():
 @click.option(
     "--mode", "style", type=click.Choice(MIGRATION_MODES), default=MIGRATION_MODES[0], help="Migration mode."
 )
-def rules_list(version, rule_files, all_versions, style):
+@target_option
+def rules_list(version, rule_files, all_versions, style, target):
     """List rule ids, kinds and what each rule does."""
     from gpu2npu.commands.rules import rules_table
 
-    target = chosen_version(version, announce=False)
-    click.echo(rules_table(tuple(rule_files), None if all_versions else target, style))
+    torch_version = chosen_version(version, announce=False)
+    click.echo(rules_table(tuple(rule_files), None if all_versions else torch_version, style, target))
 
 
 @rules.command("validate")
@@ -402,10 +419,10 @@ def rules_explain(name, version, rule_files):
 @click.option("--output", type=click.Path(path_type=Path), help="Write the report here instead of stdout.")
 @click.option(
     "--fail-on",
-    type=click.Choice(["unsupported", "cuda-op", "unknown", "any"]),
-    default="unsupported",
-    show_default=True,
-    help="Lowest category that fails the run (any < unknown < cuda-op < unsupported).",
+    type=click.Choice(["unsupported", "cuda-op", "unknown", "convertible", "any"]),
+    default=None,
+    help="Lowest category that fails the run (any < convertible < unknown < cuda-op < unsupported); "
+    "default: unsupported, with --target portable convertible (every CUDA use gpu2npu can rewrite).",
 )
 @click.option("--baseline", type=click.Path(path_type=Path), help="Accepted findings: fail only on new ones.")
 @click.option("--update-baseline", is_flag=True, help="Write the current findings to --baseline and exit 0.")
@@ -425,6 +442,7 @@ def check(
     excludes,
     take_everything,
     style,
+    target,
     specify_device,
     entries,
     jobs,
@@ -438,11 +456,13 @@ def check(
 
     if update_baseline and baseline is None:
         raise UserError("--update-baseline needs --baseline FILE", "name the file to write")
-    target = chosen_version(version, announce=False)
+    torch_version = chosen_version(version, announce=False)
     style = _style_for(style, specify_device)
+    if fail_on is None:
+        fail_on = "convertible" if target == "portable" else "unsupported"
     result = run_check(
         paths,
-        target,
+        torch_version,
         rule_files,
         fail_on,
         baseline,
@@ -452,6 +472,7 @@ def check(
         progress=sys.stderr.isatty(),
         style=style,
         entries=_entries_for(style, entries),
+        target=target,
     )
     report = render(fmt, result.findings, result.summary, result.failing)
     if output is not None:

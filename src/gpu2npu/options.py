@@ -19,6 +19,7 @@ class ProjectOptions:
     jobs: int = 0  # 0: one worker per core
     progress: bool = False
     style: str = "full"  # the migration mode (gpu2npu.styles)
+    target: str = "npu"  # what the tree runs on (gpu2npu.targets)
     entries: Tuple[Path, ...] = ()  # entry scripts named with --entry (else found by the scan)
     entry_flag: str = "--entry"  # how the user named the entries (distributed: -m), for messages
     target_model: str = "model"  # distributed: the variable holding the model (-t)

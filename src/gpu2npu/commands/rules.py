@@ -11,6 +11,8 @@ from gpu2npu.rules.index import compile_index
 from gpu2npu.rules.kind import kind_named
 from gpu2npu.rules.loader import load_rules
 from gpu2npu.styles import DEFAULT, style_named
+from gpu2npu.targets import DEFAULT as TARGET_DEFAULT
+from gpu2npu.targets import target_named
 from gpu2npu.versions import compact_versions
 
 
@@ -19,9 +21,11 @@ def version_text(versions: frozenset) -> str:
     return text if isinstance(text, str) else ", ".join(text)
 
 
-def rules_table(rule_files: Sequence[str], version: Optional[str], style: str = DEFAULT) -> str:
+def rules_table(
+    rule_files: Sequence[str], version: Optional[str], style: str = DEFAULT, target: str = TARGET_DEFAULT
+) -> str:
     """The rules of a migration mode (and the -r files) for ``version`` (None: every version)."""
-    rule_set = load_rules(rule_files, style_named(style).rule_folders)
+    rule_set = load_rules(rule_files, target_named(target).rules_for(style_named(style)))
     table = PrettyTable(["id", "kind", "versions", "what"])
     table.align = "l"
     rules = [r for r in rule_set.rules if version is None or version in r.versions]

@@ -30,6 +30,7 @@ from gpu2npu.rules.loader import load_rules
 from gpu2npu.rules.model import RuleSet
 from gpu2npu.source.parse import parse_ast
 from gpu2npu.styles import style_named
+from gpu2npu.targets import target_named
 
 MIGRATION_SUFFIX = "_msft"
 TARGET_MODEL = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
@@ -72,7 +73,9 @@ def build_index(options: ProjectOptions, extra: Optional[RuleSet] = None) -> Rul
     """The built-in rules of the mode, the -r files and ``extra`` (statuses from -api files),
     compiled for the target version and the mode without the disabled ones."""
     style = style_named(options.style)
-    rule_set = load_rules(options.rule_files, style.rule_folders)
+    target = target_named(options.target)
+    target.check_mode(style.name)
+    rule_set = load_rules(options.rule_files, target.rules_for(style))
     if extra is not None:
         rule_set.extend(extra)
     unknown = set(options.disabled_rules) - rule_set.ids()

@@ -103,7 +103,11 @@ class CudaOnly:
         self._bind_locals(tree)
 
     def used_in(self, node: ast.AST) -> bool:
-        return any(self._is_cuda_only(child) for child in ast.walk(node))
+        """Whether a whole dotted name under ``node`` is CUDA-only (``torch.cuda`` inside
+        ``torch.cuda.is_available`` is no use of its own)."""
+        children = list(ast.walk(node))
+        inner = {id(child.value) for child in children if isinstance(child, ast.Attribute)}
+        return any(id(child) not in inner and self._is_cuda_only(child) for child in children)
 
     def _is_cuda_only(self, node: ast.AST) -> bool:
         if not isinstance(node, (ast.Name, ast.Attribute)):

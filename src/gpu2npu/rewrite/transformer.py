@@ -15,11 +15,13 @@ from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 
 import libcst as cst
 
+from gpu2npu.rewrite import bindings
 from gpu2npu.rewrite import references as refs
 from gpu2npu.rewrite.changes import DELETE, INSERT, MODIFY, STRING, Change, Kept
 from gpu2npu.rewrite.facts import FileFacts
 from gpu2npu.rewrite.guards import ANY_RECEIVER
 from gpu2npu.rewrite.imports import already_imported, import_line, imports_module
+from gpu2npu.rewrite.string_names import named_formatted_string, named_simple_string
 from gpu2npu.rewrite.strings import rewrite_formatted_string, rewrite_simple_string
 from gpu2npu.source.imports import bound_by_from_import, bound_by_import
 from gpu2npu.source.lines import NewlineCounter, line_breaks
@@ -111,6 +113,8 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         self._newlines = 0  # newlines seen so far: the current line is this + 1
         self._call_lines: List[int] = []  # first line of each call being visited
         self._statement_line = 0  # first line of the import statement being handled
+        self._bound: Dict[str, str] = {}  # names of BindNamesRule this module uses -> as spelled here
+        self._binding_lines = bindings.binding_lines(index.bindings, self.source)  # written by gpu2npu
 
     # -- services for the kind modules -------------------------------------------------------
 
@@ -144,6 +148,22 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
     def line(self) -> int:
         """First line of the call being rewritten."""
         return self._call_lines[-1]
+
+    def bound_name(self, name: str) -> str:
+        """How this module spells a name of BindNamesRule; using it binds it after the imports."""
+        spelled = self._bound.get(name)
+        if spelled is None:
+            binding = self.index.bindings[name]
+            bound_here = binding.statement in self.source  # a module gpu2npu made portable already
+            spelled = self._bound[name] = name if bound_here else bindings.free_name(name, self.source)
+        return spelled
+
+    def defined_by_project(self, func: cst.Attribute, method: str) -> bool:
+        return self._defined_by_project(func, method)
+
+    def absolute_name_used(self, root: str) -> None:
+        """A rewrite wrote a name starting with the module ``root``: import it where missing."""
+        self._absolute_roots.add(root)
 
     def _skip_lines_of(self, node: cst.CSTNode) -> None:
         """Count the newlines inside a node whose children this pass does not visit."""
@@ -319,8 +339,6 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
             for root in self._absolute_roots
             if root not in self._inserted_modules and not _imported_at_module_level(self.scopes, root)
         )
-        if not missing:
-            return updated_node
         body = list(updated_node.body)
         position = _after_docstring_and_future(body)
         for offset, root in enumerate(missing):
@@ -329,7 +347,26 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
             self.changes.append(
                 Change(1, 1, INSERT, f"insert import {root} (a rewritten name needs it)", rule_id)
             )
+        if self._bound:
+            torch_bound = "torch" in missing or _imported_at_module_level(self.scopes, "torch")
+            body = self._with_bindings(body, position + len(missing), len(missing), torch_bound)
+        if not missing and not self._bound:
+            return updated_node
         return updated_node.with_changes(body=body)
+
+    def _with_bindings(self, body, start: int, added: int, torch_bound: bool):
+        """The statements binding the names the rewrites used, after the leading imports."""
+        needed = bindings.needed_bindings(self.index.bindings, list(self._bound))
+        spelled = {binding.name: self.bound_name(binding.name) for binding in needed}
+        new = [b for b in needed if b.statement not in self.source]  # not bound here already
+        if not new:
+            return body
+        statements = bindings.binding_statements(new, spelled)
+        body, position = bindings.insert_bindings(body, statements, start, torch_bound)
+        line = bindings.lines_before(self.module, self.module.body[: position - added]) + 1
+        names = ", ".join(spelled[b.name] for b in new)
+        self.changes.append(Change(line, line, INSERT, f"bind {names} after the imports", new[0].rule_id))
+        return body
 
     # -- imports -------------------------------------------------------------------------------
 
@@ -445,6 +482,8 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         """The new qualified name for ``qualified``, or None when it keeps its name."""
         decision = self.index.resolve_name(qualified)
         new = decision.new if decision is not None else None
+        if new is not None and new.split(".")[0] in self.index.bindings:
+            return None  # a bound name (DEVICE_MODULE) is no module to import from: the uses move
         return None if new == qualified else new
 
     def _rule_of(self, qualified: str) -> str:
@@ -489,9 +528,12 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         start = self._newlines + 1
         self._skip_lines_of(node)
         code = refs.render(parts[0], binding.current, target)
+        root, dot, rest = code.partition(".")
+        if root in self.index.bindings:  # a name bound after the imports (DEVICE_MODULE.synchronize)
+            code = self.bound_name(root) + dot + rest
+        elif dot and root != parts[0]:
+            self._absolute_roots.add(root)
         if code != ".".join(parts):
-            if "." in code and code.split(".")[0] != parts[0]:
-                self._absolute_roots.add(code.split(".")[0])
             self._chain_edits[id(node)] = dotted_expression(code)
             self.record(MODIFY, f"change {label} {qualified} to {target}", rule_id, start, self._newlines + 1)
         return False  # the whole chain is decided here; a shorter prefix must not match again
@@ -591,6 +633,11 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         start = end - line_breaks(original_node.value)
         if self._is_kept_literal(original_node, start) or self._prose_depth:
             return updated_node
+        if self.index.string_names and start not in self._binding_lines:
+            compared = id(original_node) in self._compared_literals
+            named = named_simple_string(original_node, self.index.string_names, compared, self.bound_name)
+            if named is not None:
+                return self._apply_named(original_node.value, named, start, end)
         with_index = self._device_id_string(original_node, start, end)
         if with_index is not None:
             return with_index
@@ -651,9 +698,20 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         start = self._call_lines.pop()
         if self._prose_depth:
             return updated_node
+        if self.index.string_names:
+            compared = id(original_node) in self._compared_literals
+            named = named_formatted_string(updated_node, self.index.string_names, compared, self.bound_name)
+            if named is not None:
+                return self._apply_named(self.code(original_node), named, start, self._newlines + 1)
         result = rewrite_formatted_string(updated_node, self.index.strings)
         allowed = self._where_allowed(result, original_node, start, self._newlines + 1)
         return self._apply_string(updated_node, allowed, start, self._newlines + 1)
+
+    def _apply_named(self, old: str, named, start: int, end: int):
+        new_node, target = named
+        message = f"replace string {old} with {self.module.code_for_node(new_node)}"
+        self.record(MODIFY, message, target.rule_id, start, end)
+        return new_node
 
     def _apply_string(self, updated_node, result, start: int, end: int):
         if result is None:

@@ -193,6 +193,25 @@ class ComparedStrings:
 
 
 @dataclass(frozen=True)
+class Binding:
+    """A name a target's rewrites write (BindNamesRule), and the module-level statement binding it."""
+
+    name: str
+    statement: str
+    rule_id: str
+
+
+@dataclass(frozen=True)
+class StringName:
+    """A device or backend literal that becomes a bound name (StringToNameRule)."""
+
+    name: str
+    compared_name: str  # where the literal is compared with something
+    match: str  # exact, or device (with an index or a placeholder after a colon)
+    rule_id: str
+
+
+@dataclass(frozen=True)
 class ImportRemoval:
     rule_id: str
     only_unused: bool  # keep the import while the file still uses the name it binds
@@ -219,6 +238,8 @@ class RuleIndex:
         default_factory=dict
     )  # call -> (reads, rule id)
     compared_strings: Optional[ComparedStrings] = None
+    bindings: Dict[str, Binding] = field(default_factory=dict)  # in the order they are bound
+    string_names: Dict[str, StringName] = field(default_factory=dict)  # by the literal's word
     status_overrides: Dict[str, List[StatusOverride]] = field(default_factory=dict)  # by normalised API
     rules_by_id: Dict[str, Rule] = field(default_factory=dict)
     file_rules: Dict[str, List[Rule]] = field(default_factory=dict)  # rules of other file kinds, by kind

@@ -38,9 +38,14 @@ LIBYAML_TOO_DEEP = "exceeded maximum nesting depth"
 
 
 def builtin_rule_files(folders: Sequence[str] = FULL_MIGRATION) -> List[Path]:
-    """The built-in rule files of ``folders`` of rules/ ("" is rules/ itself), in order."""
+    """The built-in rule files of ``folders`` of rules/ ("" is rules/ itself; an entry ending in
+    .yaml is that one file), in order."""
     root = builtin_rules_dir()
-    return [path for folder in folders for path in sorted((root / folder).glob("*.yaml"))]
+    return [
+        path
+        for folder in folders
+        for path in ([root / folder] if folder.endswith(".yaml") else sorted((root / folder).glob("*.yaml")))
+    ]
 
 
 def every_builtin_rule_file() -> List[Path]:

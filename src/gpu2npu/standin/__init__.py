@@ -6,7 +6,9 @@ The package ``site/torch_npu/`` is importable as ``torch_npu`` only when ``SITE_
 torch and nothing of gpu2npu, so it works in any environment with torch, and migrating never
 needs it. It is written from torch_npu's public documentation, not from its code. Tested with torch
 2.13.0 (CPU build), the one the test extra installs; older releases are untested.
-``torch_npu.IS_GPU2NPU_STANDIN`` is True.
+``torch_npu.IS_GPU2NPU_STANDIN`` is True. Its dist-info in the same folder carries the
+``torch.backends`` entry point, so torch 2.5 and later load it on ``import torch``, as they load an
+installed torch_npu: a tree migrated with ``--target portable`` runs on the emulated NPU unchanged.
 
 What is emulated
 ----------------
@@ -72,7 +74,8 @@ What it cannot do
 * ``torch.npu`` names not listed above (graphs, ``NPUPluggableAllocator``, memory pools, IPC, ...)
   raise AttributeError naming the stand-in. ``torch.nn.DataParallel``, ``SyncBatchNorm`` across
   more than one process (torch has no CPU kernels for it), ``torch.compile`` and most of
-  ``torch.accelerator`` beyond device queries are not emulated.
+  ``torch.accelerator`` beyond device queries, ``set_device_index`` and ``synchronize`` are not
+  emulated.
 """
 
 from __future__ import annotations

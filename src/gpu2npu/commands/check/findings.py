@@ -9,18 +9,19 @@ from typing import List
 
 from gpu2npu.apis.judge import CUDA_OP
 from gpu2npu.source.parse import reason_alone
+from gpu2npu.targets import target_named
 
 # Categories and their rank (least to most severe); --fail-on names the lowest failing rank.
 RANK = {
     "mention": 0,
-    "convertible": 0,
-    "limited": 1,
-    "unknown": 1,
-    "unchecked": 1,
-    "cuda-op": 2,
-    "unsupported": 3,
+    "convertible": 1,
+    "limited": 2,
+    "unknown": 2,
+    "unchecked": 2,
+    "cuda-op": 3,
+    "unsupported": 4,
 }
-FAIL_ON = {"any": 0, "unknown": 1, "cuda-op": 2, "unsupported": 3}
+FAIL_ON = {"any": 0, "convertible": 1, "unknown": 2, "cuda-op": 3, "unsupported": 4}
 SEVERITY = {
     "mention": "note",  # CUDA named in a file no kind migrates (documentation, sources of other languages)
     "convertible": "note",
@@ -62,7 +63,8 @@ def findings_of(run, source_lines) -> List[Finding]:
     """Report rows and pending rewrites of a migration run, as findings. ``source_lines``
     maps a file to its lines (``.get(file, [])``), for the fingerprints' code."""
     found = []
-    for row in run.apis.unsupported + run.apis.unknown:
+    target = target_named(run.options.target)
+    for row in run.apis.unsupported + (run.apis.unknown if target.gates_unknown_apis else []):
         category = _api_category(row)
         rule = "cuda-op" if category == "cuda-op" else row.rule or f"{category}-api"
         message = f"{row.op}: {row.tip} [{row.status}, {row.confidence}, {row.source}]"
@@ -80,6 +82,8 @@ def findings_of(run, source_lines) -> List[Finding]:
                 _finding(result.rel, 1, 1, "unchecked", "not-checked", "not-checked", message, source_lines)
             )
         for change in result.changes:
+            if _only_binds(change, run.index):
+                continue  # the names the rewrites use: a consequence, no use of CUDA
             message = f"not converted yet; gpu2npu migrate would {change.operation.lower()}: {change.message}"
             found.append(
                 _finding(
@@ -94,6 +98,11 @@ def findings_of(run, source_lines) -> List[Finding]:
                 )
             )
     return sorted(found)
+
+
+def _only_binds(change, index) -> bool:
+    rule = index.rules_by_id.get(change.rule)
+    return rule is not None and rule.kind == "BindNamesRule"
 
 
 def _api_category(row) -> str:

@@ -42,6 +42,7 @@ def run_check(
     progress: bool = False,
     style: str = "full",
     entries: Sequence[Path] = (),
+    target: str = "npu",
 ) -> CheckResult:
     findings: List[Finding] = []
     python_files = converted = 0
@@ -55,6 +56,7 @@ def run_check(
             jobs,
             progress=progress,
             style=style,
+            target=target,
             entries=tuple(entries),
             selection=Selection(*selected, prefix),
         )

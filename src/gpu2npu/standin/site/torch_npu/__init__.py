@@ -35,6 +35,12 @@ for _name, _function in _ops.REFERENCE.items():
         setattr(torch, _name, _function)
 
 
+def _autoload() -> None:
+    """torch (2.5 and later) calls this on ``import torch`` through the ``torch.backends`` entry
+    point of the stand-in's dist-info, as it autoloads an installed torch_npu: importing this
+    module has done all there is to do."""
+
+
 def __getattr__(name: str):
     if name.startswith("npu_"):
         return _ops.missing(name)

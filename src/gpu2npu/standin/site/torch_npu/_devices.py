@@ -114,6 +114,19 @@ def tensor_record_stream(self, stream):
     """Streams are bookkeeping: nothing to record."""
 
 
+def _storage_to(original):
+    """storage.to(device=...): to an NPU the storage stays where NPU storages live (the CPU)."""
+
+    @functools.wraps(original)
+    def to(self, *, device, non_blocking=False):
+        if _runtime.is_npu_device(device):
+            _runtime.check_index(_runtime.index_of(device))
+            return self
+        return original(self, device=device, non_blocking=non_blocking)
+
+    return to
+
+
 def _is_on_emulated_npu(self) -> bool:
     return self.device.type == "cpu"
 
@@ -128,6 +141,7 @@ def _add_methods() -> None:
     torch.nn.utils.rnn.PackedSequence.npu = same_object_npu
     torch.nn.utils.rnn.PackedSequence.is_npu = property(lambda self: _is_on_emulated_npu(self.data))
     for storage in (torch.UntypedStorage, torch.TypedStorage):
+        storage.to = _storage_to(storage.to)
         storage.npu = same_object_npu
         storage.is_npu = property(lambda self: self.device.type == "cpu")
 
@@ -191,12 +205,32 @@ def _register_backend_hooks() -> None:
     acc.register_python_privateuseone_hook(NpuHooks())
 
 
+def _accelerator_synchronize_on_the_npu() -> None:
+    """torch.accelerator.synchronize() asks the C++ guard, which a Python backend cannot give;
+    NPU work is complete when queued, so there is nothing to wait for."""
+    accelerator = getattr(torch, "accelerator", None)
+    if accelerator is None or not hasattr(accelerator, "synchronize"):
+        return
+    original = accelerator.synchronize
+
+    @functools.wraps(original)
+    def synchronize(device=None):
+        if accelerator.current_accelerator().type != _runtime.DEVICE_TYPE:
+            return original(device)
+        if device is not None:
+            _runtime.check_index(_runtime.index_of(device))
+        return None
+
+    accelerator.synchronize = synchronize
+
+
 def install(npu_module) -> None:
     if torch._C._get_privateuse1_backend_name() != _runtime.DEVICE_TYPE:
         torch.utils.rename_privateuse1_backend(_runtime.DEVICE_TYPE)
     if getattr(torch, _runtime.DEVICE_TYPE, None) is not npu_module:
         torch._register_device_module(_runtime.DEVICE_TYPE, npu_module)
     _register_backend_hooks()
+    _accelerator_synchronize_on_the_npu()
     _add_methods()
     torch.serialization.register_package(LOAD_PRIORITY, _never_tag, _load_npu_location_on_cpu)
     torch.Generator = Generator

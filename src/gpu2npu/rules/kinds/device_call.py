@@ -1,0 +1,65 @@
+"""DeviceCallRule: a CUDA-only callable moves to its generic counterpart, which takes the device
+type first: ``torch.cuda.amp.autocast(...)`` -> ``torch.autocast(DEVICE_TYPE, ...)``,
+``GradScaler(...)`` (from torch.cuda.amp) -> ``torch.amp.GradScaler(DEVICE_TYPE, ...)``. The name
+moves wherever it is referenced (imports included, as NameRenameRule); each call gets the bound
+name ``device`` (BindNamesRule) as its first argument, where the rule names one. A new name under a
+bound name (``DEVICE_MODULE.amp.GradScaler``) cannot be imported: a call of the name imported from
+CUDA then calls the bound name's attribute instead.
+
+    rules:
+      DeviceCallRule:
+        - {id: G2N910, old_name: torch.cuda.amp.autocast, new_name: torch.autocast, device: DEVICE_TYPE}
+"""
+
+import libcst as cst
+
+from gpu2npu.rules.index import NameTarget
+from gpu2npu.rules.kind import RuleKind
+from gpu2npu.rules.kinds._common import check_names, is_identifier, name_subject, name_trigger
+from gpu2npu.rules.model import Field
+from gpu2npu.source.names import dotted_expression
+
+
+class DeviceCall(RuleKind):
+    name = "DeviceCallRule"
+    fields = {
+        "old_name": Field(str, required=True, dotted=True, help="qualified CUDA-only name"),
+        "new_name": Field(str, required=True, dotted=True, help="qualified generic name"),
+        "device": Field(str, help="the bound name passed first, e.g. DEVICE_TYPE (none: no argument)"),
+    }
+
+    def validate(self, fields):
+        if fields["device"] is not None and not is_identifier(fields["device"]):
+            return f"'device' must be a Python identifier, not {fields['device']!r}"
+        return check_names(new_name=fields["new_name"])
+
+    def compile(self, rule, index):
+        index.names[rule["old_name"]] = NameTarget(rule["new_name"], rule.id, "function")
+        index.add_call_edit(rule["old_name"], rule, _pass_the_device)
+
+    def trigger_words(self, rule):
+        return {name_trigger(rule["old_name"])}
+
+    def describe(self, rule):
+        device = f"{rule['device']}, " if rule["device"] else ""
+        return f"{rule['old_name']}(...) -> {rule['new_name']}({device}...)"
+
+    def subject(self, rule):
+        return name_subject(rule["old_name"])
+
+
+def _pass_the_device(rule, call: cst.Call, ctx) -> cst.Call:
+    root, _, rest = rule["new_name"].partition(".")
+    if root in ctx.index.bindings and not isinstance(call.func, cst.Attribute):
+        # a name imported from CUDA (GradScaler): its import cannot come from a bound name, the call can
+        new = dotted_expression(f"{ctx.bound_name(root)}.{rest}")
+        ctx.record("MODIFY", f"call {ctx.code(new)} instead of {ctx.code(call.func)}", rule.id)
+        call = call.with_changes(func=new)
+    if rule["device"] is None:
+        return call
+    name = ctx.bound_name(rule["device"])
+    ctx.record("MODIFY", f"pass {name} to {rule['new_name']} as its device type", rule.id)
+    first = cst.Arg(cst.Name(name), comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+    if not call.args:
+        first = first.with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    return call.with_changes(args=[first, *call.args])

@@ -1,0 +1,10 @@
+import torch
+try:  # registers the NPU where torch_npu is installed (torch before 2.5 does not load it itself)
+    import torch_npu  # noqa: F401
+except ImportError:
+    pass
+ACCELERATOR = next((t for t in ('cuda', 'npu') if getattr(torch, t, None) and getattr(torch, t).is_available()), None)
+DEVICE_TYPE_ = ACCELERATOR or 'cpu'
+
+DEVICE_TYPE = "the project's own name"
+x = torch.zeros(2).to(DEVICE_TYPE_)
