@@ -10,6 +10,14 @@ the ``hccl`` distributed backend on gloo, ``torch_npu.profiler``, ``torch_npu.op
 
 import sys
 
+
+def _autoload() -> None:
+    """torch (2.5 and later) calls this on ``import torch`` through the ``torch.backends`` entry
+    point of the stand-in's dist-info, as it autoloads an installed torch_npu: importing this
+    module does all there is to do. Defined before ``import torch``, which calls it while this
+    module is still loading when a program imports torch_npu first."""
+
+
 try:
     import torch
 except ImportError as exc:  # the stand-in emulates the NPU, never torch itself
@@ -33,12 +41,6 @@ distributed.install()
 for _name, _function in _ops.REFERENCE.items():
     if not hasattr(torch, _name):  # older torch_npu put its operators on torch as well
         setattr(torch, _name, _function)
-
-
-def _autoload() -> None:
-    """torch (2.5 and later) calls this on ``import torch`` through the ``torch.backends`` entry
-    point of the stand-in's dist-info, as it autoloads an installed torch_npu: importing this
-    module has done all there is to do."""
 
 
 def __getattr__(name: str):
