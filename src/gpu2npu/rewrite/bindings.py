@@ -5,6 +5,7 @@ the module lacks it)."""
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import List, Mapping, Sequence, Tuple
 
@@ -56,7 +57,13 @@ def binding_statements(needed: Sequence[Binding], actual: Mapping[str, str]) -> 
         return []
     pattern = re.compile(r"\b(" + "|".join(re.escape(name) for name in actual) + r")\b")
     code = "\n".join(pattern.sub(lambda m: actual[m.group(1)], b.statement) for b in needed) + "\n"
-    return list(cst.parse_module(code).body)
+    return list(_parsed(code))
+
+
+@functools.lru_cache(maxsize=64)
+def _parsed(code: str) -> Tuple[cst.BaseStatement, ...]:
+    """The statements of ``code``, parsed once per run (libcst nodes are immutable)."""
+    return tuple(cst.parse_module(code).body)
 
 
 def binding_position(body: Sequence[cst.BaseStatement], start: int) -> int:

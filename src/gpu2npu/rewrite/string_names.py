@@ -4,15 +4,11 @@
 
 from __future__ import annotations
 
-import re
 from typing import Callable, Mapping, Optional, Tuple
 
 import libcst as cst
 
-from gpu2npu.rules.index import StringName
-
-# What may follow the word in a device string: a colon, then an index or a formatting placeholder.
-DEVICE_SUFFIX = re.compile(r"^(:([0-9]+|%[sd]|\{[^{}]*\})?)?$")
+from gpu2npu.rules.index import DEVICE_SUFFIX, StringName
 
 
 def _entry(table: Mapping[str, StringName], word: str, rest: str) -> Optional[StringName]:
