@@ -5,10 +5,11 @@ Snapshot pairs per version family (tests/fixtures_portable/<family>/<case>.py wi
 copy of each small training program prints the original's losses on the CPU with plain torch (no
 torch_npu importable) and on the stand-in's NPU, whose torch_npu torch loads by itself."""
 
+import csv
 import io
 import json
+import re
 import shutil
-import subprocess
 import sys
 import tokenize
 from pathlib import Path
@@ -141,18 +142,132 @@ def test_portable_refuses_the_npu_only_modes(tmp_path):
     assert not (tmp_path / "mnist_msft").exists()
 
 
-def test_the_example_goes_portable_and_its_utilities_import_on_cpu_and_npu(tmp_path):
-    require_torch()
+def example_copy(tmp_path: Path, target: str) -> Path:
+    out = tmp_path / f"{target}_tree"
     result = run_cli(
-        "migrate", "-i", REPO / "examples" / "cifar_resnet", "-o", tmp_path, "--target", "portable"
+        "migrate", "-i", REPO / "examples" / "cifar_resnet", "-o", out, "-v", "2.8.0", "--target", target
     )
     assert result.returncode == 0, result.stderr
-    tree = tmp_path / "cifar_resnet_msft"
-    assert [use for p in tree.glob("*.py") for use in cuda_uses(p.read_text())] == []
-    probe = [sys.executable, "-c", "import utils; print(utils.DEVICE_TYPE, utils.get_device(0))"]
-    cpu = subprocess.run(probe, cwd=tree, env=plain_env(), capture_output=True, text=True)
-    npu = subprocess.run(
-        gpu2npu_command() + ["run", "--", *probe], cwd=tree, env=plain_env(), capture_output=True, text=True
+    return out / "cifar_resnet_msft"
+
+
+def without_timings(stdout: str):
+    return [re.sub(r" \| [0-9.]+s$", "", line) for line in stdout.splitlines()]
+
+
+def test_the_example_trains_portable_on_the_cpu_as_the_original_and_on_the_npu_as_the_npu_port(tmp_path):
+    """The example on synthetic data, one epoch. On the CPU the portable tree takes the original's
+    CPU path; on the stand-in's NPU it takes the accelerator path (warm-up steps, fp16 autocast in
+    evaluation), which the original takes only on a GPU, so its twin there is the npu port."""
+    require_torch()
+    portable = example_copy(tmp_path, "portable")
+    npu_port = example_copy(tmp_path, "npu")
+    assert [use for p in portable.glob("*.py") for use in cuda_uses(p.read_text())] == []
+    smoke = ["--synthetic", "--epochs", "1", "--workers", "0", "--batch-size", "32", "--out-dir", "."]
+    standin = gpu2npu_command() + ["run", "--"]
+    example = REPO / "examples" / "cifar_resnet"
+    runs = [
+        start(
+            [sys.executable, example / "train.py", "--device", "cpu", *smoke],
+            tmp_path / "original",
+            plain_env(),
+        ),
+        start([sys.executable, portable / "train.py", *smoke], tmp_path / "cpu", plain_env()),
+        start([*standin, sys.executable, portable / "train.py", *smoke], tmp_path / "npu", plain_env()),
+        start(
+            [*standin, sys.executable, npu_port / "train.py", "--device", "npu", *smoke],
+            tmp_path / "npu_port",
+            plain_env(),
+        ),
+    ]
+    original, cpu, npu, npu_port_run = (without_timings(finish(run)[0]) for run in runs)
+    assert "model on cpu" in original
+    assert cpu == original
+    assert "model on npu:0" in npu
+    assert npu == npu_port_run
+    assert len([line for line in original if " loss " in line]) == 2  # the first step, the epoch
+    checkpoints = ["checkpoint.pth", "model_best.pth", "resnet18_cifar_fp16.pth"]
+    for run in ("original", "cpu", "npu", "npu_port"):
+        assert sorted(p.name for p in (tmp_path / run).iterdir()) == checkpoints
+
+
+TRAIN_WITH_VARIABLES = '''import os
+
+import torch
+
+os.environ['CUDA_VISIBLE_DEVICES'] = '0'
+os.environ.setdefault('NCCL_SOCKET_IFNAME', 'eth0')
+
+
+def double(x):
+    """Doubles on the GPU; reads nothing of CUDA_VISIBLE_DEVICES."""
+    return x * 2 if x.is_cuda else torch.zeros_like(x)
+'''
+LOADER = """class Loader:
+    def __init__(self, cuda):
+        self.is_cuda = cuda
+
+    def move(self, x):
+        return x.pin_memory() if self.is_cuda else x
+"""
+VISIBLE_TIP = (
+    "selects NVIDIA GPUs only: on Ascend NPUs set ASCEND_RT_VISIBLE_DEVICES as well (the same "
+    "comma-separated ids), or the process sees every NPU"
+)
+IFNAME_TIP = (
+    "NCCL's network interface; HCCL does not read it: set HCCL_SOCKET_IFNAME (or HCCL_IF_IP) for the "
+    "interface HCCL uses to initialise (CANN environment variables)"
+)
+
+
+@pytest.mark.parametrize("target", ["portable", "npu"])
+def test_device_variables_and_is_cuda_reads_are_reported_where_no_rewrite_is_right(target, tmp_path):
+    """Portable: CUDA_VISIBLE_DEVICES stays (it selects the GPUs) and is reported with the Ascend
+    variable, in the launcher and in Python; x.is_cuda is reported. The npu target renames both.
+    A variable no rule renames (NCCL_SOCKET_IFNAME) is reported in Python under either target;
+    a docstring naming a variable is prose; is_cuda of a module assigning it is its own."""
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "train.py").write_text(TRAIN_WITH_VARIABLES)
+    (project / "run.sh").write_text("export CUDA_VISIBLE_DEVICES=0,1\npython train.py\n")
+    (project / "loader.py").write_text(LOADER)
+    result = run_cli("migrate", "-i", project, "-o", tmp_path / "out", "--target", target)
+    assert result.returncode == 0, result.stderr
+    out = tmp_path / "out" / "proj_msft"
+    rows = list(csv.reader((out / "transplant_result_file" / "manual_work.csv").open()))
+    assert rows[0] == [
+        "File",
+        "Start Line",
+        "End Line",
+        "Subject",
+        "Tips",
+        "Category",
+        "Rule",
+        "File Kind",
+        "Cell",
+    ]
+    ifname = ["train.py", "6", "6", "NCCL_SOCKET_IFNAME", IFNAME_TIP, "limited", "G2N810", "python", ""]
+    if target == "npu":
+        assert rows[1:] == [ifname]
+        assert "os.environ['ASCEND_RT_VISIBLE_DEVICES'] = '0'\n" in (out / "train.py").read_text()
+        return
+    is_cuda_tip = (
+        "False for a tensor on an Ascend NPU (or any accelerator but CUDA): test x.device.type == "
+        "ACCELERATOR (the accelerator's device type, bound by gpu2npu), or x.device.type != 'cpu'"
     )
-    assert (cpu.returncode, cpu.stdout) == (0, "cpu cpu\n"), cpu.stderr
-    assert (npu.returncode, npu.stdout) == (0, "npu npu:0\n"), npu.stderr
+    assert rows[1:] == [
+        ["run.sh", "1", "1", "CUDA_VISIBLE_DEVICES", VISIBLE_TIP, "limited", "G2N970", "shell", ""],
+        ["train.py", "5", "5", "CUDA_VISIBLE_DEVICES", VISIBLE_TIP, "limited", "G2N970", "python", ""],
+        ifname,
+        ["train.py", "11", "11", "x.is_cuda", is_cuda_tip, "limited", "G2N980", "python", ""],
+    ]
+    assert (out / "run.sh").read_bytes() == (project / "run.sh").read_bytes()
+    check = run_cli("check", "--target", "portable", "--format", "json", ".", cwd=out)
+    assert check.returncode == 1
+    found = [(f["file"], f["line"], f["rule"]) for f in json.loads(check.stdout)["findings"]]
+    assert found == [
+        ("run.sh", 1, "G2N970"),
+        ("train.py", 5, "G2N970"),
+        ("train.py", 6, "G2N810"),
+        ("train.py", 11, "G2N980"),
+    ]

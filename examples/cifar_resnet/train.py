@@ -24,6 +24,8 @@ from utils import (AverageMeter, accuracy, load_checkpoint, log_memory,
 def parse_args():
     p = argparse.ArgumentParser(description='CIFAR-10 ResNet-18 training')
     p.add_argument('--data', default='./data')
+    p.add_argument('--synthetic', action='store_true',
+                   help='random CIFAR-shaped data instead of CIFAR-10 (smoke test)')
     p.add_argument('--device', default='cuda', choices=['cuda', 'cpu'])
     p.add_argument('--dist-backend', default='nccl',
                    help="process group backend; empty string falls back to nccl")
@@ -153,6 +155,9 @@ def main():
         device = torch.device('cpu')
         model = model.to(device)
 
+    if args.rank == 0:
+        print(f'model on {device}')
+
     criterion = nn.CrossEntropyLoss(label_smoothing=0.1).to(device)
     optimizer = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9,
                                 weight_decay=5e-4, nesterov=True)
@@ -171,7 +176,8 @@ def main():
         print(f"resumed from '{args.resume}' (epoch {ckpt['epoch']})")
 
     train_loader, test_loader, train_sampler = get_dataloaders(
-        args.data, args.batch_size, args.workers, distributed=args.distributed)
+        args.data, args.batch_size, args.workers, distributed=args.distributed,
+        synthetic=args.synthetic)
     if args.device == 'cuda':
         warmup(model, device, args.batch_size)
 

@@ -254,6 +254,12 @@ Modes, one change each:
 @jobs_option
 @force_option("_msft")
 @click.option("--diff", is_flag=True, help="Write nothing; print a unified diff of every change.")
+@click.option(
+    "--patch",
+    "patch_path",
+    type=click.Path(path_type=Path),
+    help="Also write the migration as one patch (git apply / patch -p1 in the input gives the tree).",
+)
 @click.pass_context
 def migrate(
     ctx,
@@ -272,13 +278,27 @@ def migrate(
     jobs,
     force,
     diff,
+    patch_path,
 ):
     """Rewrite a CUDA training tree (or one file) into OUTPUT/<name>_msft/.
 
     After the options, `distributed -m MAIN [-t MODEL]` makes a single-card script multi-card
     (msFmkTransplt's syntax): OUTPUT/<name>_msft_multi/ with a torchrun launcher."""
     selection = _selection(includes, excludes, take_everything)
-    settings = (input_path, output_path, version, rule_files, disabled, jobs, force, diff, selection)
+    if diff and patch_path is not None:
+        raise click.UsageError("--diff writes nothing and --patch writes a file: pass one of them")
+    settings = (
+        input_path,
+        output_path,
+        version,
+        rule_files,
+        disabled,
+        jobs,
+        force,
+        diff,
+        selection,
+        patch_path,
+    )
     if ctx.invoked_subcommand is not None:
         if style != MIGRATION_MODES[0] or specify_device or entries or target != MIGRATION_TARGETS[0]:
             raise UserError(
@@ -323,7 +343,7 @@ def migrate_distributed(settings, main_script, target_model, shard_eval):
 
 
 def _migrate(
-    input_path, output_path, version, rule_files, disabled, jobs, force, diff, selection, **mode
+    input_path, output_path, version, rule_files, disabled, jobs, force, diff, selection, patch, **mode
 ) -> None:
     """Run one migration; ``mode``: the ProjectOptions of the migration mode (style, entries, ...)."""
     from gpu2npu.commands.migrate import print_diffs, run_migration
@@ -342,7 +362,7 @@ def _migrate(
         selection=selection,
         **mode,
     )
-    output = OutputOptions(output_path, force)
+    output = OutputOptions(output_path, force, patch)
     started = time.monotonic()
     run = run_migration(options, output, diff)
     elapsed = time.monotonic() - started
@@ -355,6 +375,8 @@ def _migrate(
         click.echo(f"reports: {output_path / run.output_name / 'transplant_result_file'}")
         if run.launcher:
             click.echo(f"launcher: {output_path / run.output_name / run.launcher} [NPUS] [arguments...]")
+        if patch is not None:
+            click.echo(f"patch: {patch} (git apply, or patch -p1, in {run.plan.root})")
     if run.had_internal_errors:
         click.echo(
             "gpu2npu: some files hit an internal error and were copied unchanged; please report it", err=True

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Tuple
+from typing import Any, Optional, Tuple
 
 
 @dataclass(frozen=True)
@@ -37,3 +37,4 @@ class OutputOptions:
 
     directory: Path
     force: bool = False  # replace an existing output (only once the new one is complete)
+    patch: Optional[Path] = None  # migrate: also write the migration as one patch of the input tree

@@ -1,10 +1,8 @@
 """CIFAR-10 input pipeline."""
 
 import torch
-from torch.utils.data import DataLoader
+from torch.utils.data import DataLoader, TensorDataset
 from torch.utils.data.distributed import DistributedSampler
-import torchvision
-import torchvision.transforms as transforms
 
 # Per-channel statistics of the CIFAR-10 training set.
 CIFAR10_MEAN = (0.4914, 0.4822, 0.4465)
@@ -12,6 +10,9 @@ CIFAR10_STD = (0.2470, 0.2435, 0.2616)
 
 
 def build_transforms(train):
+    # torchvision only for the real data, so a --synthetic smoke run needs no torchvision.
+    import torchvision.transforms as transforms
+
     if train:
         return transforms.Compose([
             transforms.RandomCrop(32, padding=4),
@@ -25,8 +26,32 @@ def build_transforms(train):
     ])
 
 
+def cifar10(root, download):
+    import torchvision
+
+    train_set = torchvision.datasets.CIFAR10(
+        root=root, train=True, download=download,
+        transform=build_transforms(train=True))
+    test_set = torchvision.datasets.CIFAR10(
+        root=root, train=False, download=download,
+        transform=build_transforms(train=False))
+    return train_set, test_set
+
+
+def synthetic_cifar10(train_size=128, test_size=64, seed=0):
+    """Random CIFAR-shaped images and labels, the same on every run and machine."""
+    generator = torch.Generator().manual_seed(seed)
+
+    def split(size):
+        images = torch.randn(size, 3, 32, 32, generator=generator)
+        labels = torch.randint(0, 10, (size,), generator=generator)
+        return TensorDataset(images, labels)
+
+    return split(train_size), split(test_size)
+
+
 def get_dataloaders(root, batch_size, num_workers=4, distributed=False,
-                    download=True):
+                    download=True, synthetic=False):
     """Build the CIFAR-10 train and test loaders.
 
     ``batch_size`` is per process.  When ``distributed`` is true each rank
@@ -38,16 +63,17 @@ def get_dataloaders(root, batch_size, num_workers=4, distributed=False,
     copies are fast and can overlap with compute when the training loop uses
     ``non_blocking=True``.
 
+    ``synthetic`` replaces CIFAR-10 with random data of its shape (no
+    download, no torchvision): a smoke test of the training loop.
+
     Returns:
         (train_loader, test_loader, train_sampler); the sampler is ``None``
         in the non-distributed case.
     """
-    train_set = torchvision.datasets.CIFAR10(
-        root=root, train=True, download=download,
-        transform=build_transforms(train=True))
-    test_set = torchvision.datasets.CIFAR10(
-        root=root, train=False, download=download,
-        transform=build_transforms(train=False))
+    if synthetic:
+        train_set, test_set = synthetic_cifar10()
+    else:
+        train_set, test_set = cifar10(root, download)
 
     if distributed:
         train_sampler = DistributedSampler(train_set, shuffle=True)

@@ -1,5 +1,6 @@
-"""``gpu2npu migrate``: the input tree rewritten into ``OUTPUT/<name>_msft/`` with its reports,
-or, with ``--diff``, the changes as a unified diff and nothing written."""
+"""``gpu2npu migrate``: the input tree rewritten into ``OUTPUT/<name>_msft/`` with its reports
+(and with ``--patch FILE`` the same as one patch of the input tree), or, with ``--diff``, the
+changes as a unified diff and nothing written."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ import shlex
 import sys
 
 from gpu2npu.options import OutputOptions, ProjectOptions
-from gpu2npu.project.output import AtomicTree
+from gpu2npu.project.output import AtomicTree, write_atomically
+from gpu2npu.project.patch import tree_patch
 from gpu2npu.project.paths import destination
 from gpu2npu.project.plan import REPORT_DIR
 from gpu2npu.project.service import ProjectRun, migrate_files, start_project
@@ -27,7 +29,22 @@ def run_migration(options: ProjectOptions, output: OutputOptions, diff: bool = F
         if style.launcher:
             run.launcher = _write_launcher(tree, style, run)
         write_reports(tree.path(REPORT_DIR), run)
+        if output.patch is not None:  # written before the tree is put in place: both or neither
+            write_atomically(output.patch, _migration_patch(run, tree))
     return run
+
+
+def _migration_patch(run: ProjectRun, tree: AtomicTree) -> bytes:
+    """Every file the migration changed or added, as a patch of the input tree."""
+    files = [
+        (r.rel, (run.plan.root / r.rel).read_bytes(), tree.path(r.rel).read_bytes(), False)
+        for r in sorted(run.all_results, key=lambda r: r.rel)
+        if r.changed
+    ]
+    if run.launcher:
+        launcher = tree.path(run.launcher)
+        files.append((run.launcher, None, launcher.read_bytes(), True))
+    return tree_patch(files)
 
 
 def _write_launcher(tree: AtomicTree, style, run: ProjectRun) -> str:

@@ -1,10 +1,20 @@
 """Python source: migrated by gpu2npu.rewrite and analysed by gpu2npu.apis (the worker runs both).
-A ``setup.py`` also declares the project's dependencies: they join the dependency plan."""
+A ``setup.py`` also declares the project's dependencies: they join the dependency plan. An
+environment variable an EnvVarReportRule knows is reported where a string literal names it
+(``os.environ['NCCL_SOCKET_IFNAME'] = ...``), as where a launcher exports it, and an attribute
+an AttributeReportRule knows where it is read (``x.is_cuda``)."""
 
 from __future__ import annotations
 
+import ast
+from typing import List
+
 from gpu2npu.filekinds import PYTHON, FileKind
+from gpu2npu.filekinds.base import Reported
 from gpu2npu.filekinds.packaging import setup_py_dependencies
+from gpu2npu.filekinds.shell import shell_tables
+from gpu2npu.rewrite.guards import ANY_RECEIVER
+from gpu2npu.source.parse import parse_ast
 
 SETUP_SCRIPT = "setup.py"
 
@@ -14,6 +24,49 @@ def declared_dependencies(data: bytes, rel: str, index, tree=None):
     if rel.rsplit("/", 1)[-1] != SETUP_SCRIPT or b"require" not in data:
         return [], []
     return setup_py_dependencies(data, index, tree)
+
+
+def variables_reported(data: bytes, index, tree=None) -> List[Reported]:
+    """A row for each string literal that is a variable an EnvVarReportRule reports (whole
+    literals only, docstrings aside); a variable an EnvVarRenameRule renames is renamed instead."""
+    tables = shell_tables(index)
+    words = list(tables.reported_names) + [prefix for prefix, _ in tables.reported_prefixes]
+    if not any(word.encode() in data for word in words):
+        return []
+    tree = tree if tree is not None else parse_ast(data)
+    if tree is None:
+        return []
+    prose = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Expr)}
+    rows = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in prose:
+            rule = None if node.value in tables.renames else tables.reported_variable(node.value)
+            if rule is not None:
+                rows.add(
+                    Reported(node.lineno, node.end_lineno, node.value, rule["tip"], rule.id, rule["category"])
+                )
+    return sorted(rows)
+
+
+def attributes_reported(data: bytes, index, tree=None, kept=()) -> List[Reported]:
+    """A row for each read of an attribute an AttributeReportRule reports, but where a rule keeps
+    the read (a kept guard, reported by that rule) and in modules that assign the attribute (it is
+    their own objects')."""
+    rules = {rule["attribute"]: rule for rule in index.rules_of("AttributeReportRule")}
+    rules = {name: rule for name, rule in rules.items() if f".{name}".encode() in data}
+    if not rules or (tree is None and (tree := parse_ast(data)) is None):
+        return []
+    uses = [node for node in ast.walk(tree) if isinstance(node, ast.Attribute) and node.attr in rules]
+    assigned = {node.attr for node in uses if not isinstance(node.ctx, ast.Load)}
+    kept_reads = {(k.line, k.key) for k in kept}
+    rows = set()
+    for node in uses:
+        if node.attr in assigned or (node.end_lineno, ANY_RECEIVER + node.attr) in kept_reads:
+            continue
+        rule = rules[node.attr]
+        where = (node.lineno, node.end_lineno)
+        rows.add(Reported(*where, ast.unparse(node), rule["tip"], rule.id, rule["category"]))
+    return sorted(rows)
 
 
 class PythonSource(FileKind):

@@ -115,6 +115,17 @@ def write_file(source: Path, destination: Path, new_bytes: Optional[bytes]) -> N
     shutil.copymode(source, destination)
 
 
+def write_atomically(path: Path, data: bytes) -> None:
+    """Write beside ``path``, then rename over it: an interruption leaves the old file or none."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        temporary.write_bytes(data)
+        os.replace(temporary, path)
+    except OSError as exc:
+        temporary.unlink(missing_ok=True)
+        raise output_error(str(path), exc) from exc
+
+
 def make_link(target: str, destination: Path) -> None:
     os.symlink(target, destination)
 

@@ -58,7 +58,28 @@ def _destination(source: Path, output: OutputOptions, suffix: str, writes: bool)
         )
     if (target.exists() or target.is_symlink()) and writes and not output.force:
         raise UserError(f"output '{target}' already exists", "pass --force to replace it")
+    if output.patch is not None:
+        _check_patch(output.patch, source, root, target)
     return target
+
+
+def _check_patch(patch: Path, source: Path, root: Path, target: Path) -> None:
+    """A patch file is written beside the input, never into it or into the tree it describes."""
+    where = patch.resolve()
+    if source.is_dir() and _inside(where, root) or where == source.resolve():
+        raise UserError(
+            f"patch '{patch}' is inside the input '{source}'", "write the patch outside the input"
+        )
+    if _inside(where, target):
+        raise UserError(
+            f"patch '{patch}' is inside the output '{target}'", "write the patch outside the output"
+        )
+    if patch.is_dir():
+        raise UserError(f"patch '{patch}' is a directory", "name a file to write with --patch")
+    if patch.exists() and not patch.is_file():
+        raise UserError(f"patch '{patch}' is not a regular file", "name a file to write with --patch")
+    if not where.parent.is_dir():
+        raise UserError(f"the folder of patch '{patch}' does not exist", "create it, or name another file")
 
 
 def _inside(path: Path, root: Path) -> bool:
