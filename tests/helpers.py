@@ -38,6 +38,7 @@ REPORT_FILES = sorted(
         "dependency_plan.csv",
         "manual_work.csv",
         "msFmkTranspltlog.txt",
+        "report.html",
         "report.json",
         "skipped_files.csv",
         "unknown_api.csv",

@@ -53,6 +53,8 @@ def test_wheel_in_a_fresh_venv_finds_the_builtin_rules(tmp_path):
     assert (
         tmp_path / "out" / "proj_msft" / "train.py"
     ).read_text() == "import torch\nimport torch_npu\ntorch.npu.synchronize()\n"
+    page = tmp_path / "out" / "proj_msft" / "transplant_result_file" / "report.html"
+    assert "<h1>gpu2npu migration report</h1>" in page.read_text()  # the template ships in the wheel
     analyse = code.replace(
         "'migrate', '-i', 'proj', '-o', 'out'", "'analyse', '-i', 'proj', '-o', 'out', '-m', 'affinity_apis'"
     )

@@ -24,7 +24,7 @@ from gpu2npu.rewrite.changes import Change
 PROJECT = REPO / "tests" / "projects" / "whole_repo"
 BEFORE, AFTER = PROJECT / "before", PROJECT / "after"
 REPORTS = "transplant_result_file"
-NOT_COMPARED = {f"{REPORTS}/report.json", f"{REPORTS}/msFmkTranspltlog.txt"}
+NOT_COMPARED = {f"{REPORTS}/report.json", f"{REPORTS}/report.html", f"{REPORTS}/msFmkTranspltlog.txt"}
 PARSERS = {
     ".py": ast.parse,
     ".sh": lambda data: bashlex.parse(data.decode("utf-8")),

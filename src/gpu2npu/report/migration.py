@@ -12,6 +12,7 @@ from gpu2npu.apis.judge import file_verdicts
 from gpu2npu.errors import shown
 from gpu2npu.report.api_reports import REPORT_COLUMNS, verdict_counts, write_api_reports
 from gpu2npu.report.csvfile import write_csv
+from gpu2npu.report.html import write_html
 
 CHANGE_LIST = "change_list.csv"
 # msFmkTransplt's five columns first; the file kind and a notebook's cell after ours.
@@ -166,9 +167,9 @@ def write_reports(directory: Path, run) -> None:
     write_csv(directory / DEPENDENCY_PLAN, DEPENDENCY_COLUMNS, dependencies)
     tables = write_api_reports(directory, run.apis)
     tables[MANUAL_WORK], tables[DEPENDENCY_PLAN] = manual, dependencies
-    (directory / JSON_FILE).write_text(
-        json.dumps(report_json(run, changes, skipped, tables), indent=2) + "\n", encoding="utf-8"
-    )
+    data = report_json(run, changes, skipped, tables)
+    (directory / JSON_FILE).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    write_html(directory, run, data)
     (directory / LOG_FILE).write_text(shown(log_text(run, changes, skipped, tables)), encoding="utf-8")
 
 
