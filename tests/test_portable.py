@@ -163,7 +163,7 @@ def test_the_example_trains_portable_on_the_cpu_as_the_original_and_on_the_npu_a
     portable = example_copy(tmp_path, "portable")
     npu_port = example_copy(tmp_path, "npu")
     assert [use for p in portable.glob("*.py") for use in cuda_uses(p.read_text())] == []
-    smoke = ["--synthetic", "--epochs", "1", "--workers", "0", "--batch-size", "32", "--out-dir", "."]
+    smoke = ["--synthetic", "--epochs", "1", "--workers", "0", "--batch-size", "16", "--out-dir", "."]
     standin = gpu2npu_command() + ["run", "--"]
     example = REPO / "examples" / "cifar_resnet"
     runs = [

@@ -38,7 +38,7 @@ def cifar10(root, download):
     return train_set, test_set
 
 
-def synthetic_cifar10(train_size=128, test_size=64, seed=0):
+def synthetic_cifar10(train_size=64, test_size=32, seed=0):
     """Random CIFAR-shaped images and labels, the same on every run and machine."""
     generator = torch.Generator().manual_seed(seed)
 

@@ -448,6 +448,13 @@ def rules_explain(name, version, rule_files):
 )
 @click.option("--baseline", type=click.Path(path_type=Path), help="Accepted findings: fail only on new ones.")
 @click.option("--update-baseline", is_flag=True, help="Write the current findings to --baseline and exit 0.")
+@click.option(
+    "--changed-only",
+    "changed_ref",
+    metavar="REF",
+    help="Check only the files changed since the git ref REF (commits, staged, not staged, new): "
+    "for pull requests.",
+)
 @selection_options
 @style_options
 @jobs_option
@@ -460,6 +467,7 @@ def check(
     fail_on,
     baseline,
     update_baseline,
+    changed_ref,
     includes,
     excludes,
     take_everything,
@@ -495,6 +503,7 @@ def check(
         style=style,
         entries=_entries_for(style, entries),
         target=target,
+        changed_since_ref=changed_ref,
     )
     report = render(fmt, result.findings, result.summary, result.failing)
     if output is not None:

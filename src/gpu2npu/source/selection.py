@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Dict, Optional, Tuple
+from typing import Callable, Dict, FrozenSet, Optional, Tuple
 
 import pathspec
 
@@ -37,9 +37,12 @@ class Selection:
     excludes: Tuple[str, ...] = ()  # matching files are copied as they are, not migrated
     default_excludes: bool = True  # leave out version control, virtual environments, build output
     prefix: str = ""  # check: the input as the user named it, so "proj/legacy/*" matches too
+    only: Optional[FrozenSet[str]] = None  # check --changed-only: these files (relative paths) at most
 
     def excluded(self, rel: str) -> bool:
         """Whether a file is left to the copy: excluded, or not among the included."""
+        if self.only is not None and rel not in self.only:
+            return True
         if self.excludes and self._matches(self.excludes, rel):
             return True
         return bool(self.includes) and not self._matches(self.includes, rel)

@@ -13,6 +13,7 @@ from gpu2npu.commands.check.findings import FAIL_ON, Finding, findings_of
 from gpu2npu.commands.check.suppress import is_suppressed
 from gpu2npu.options import ProjectOptions
 from gpu2npu.project.service import analyse_project
+from gpu2npu.source.git_changes import changed_since
 from gpu2npu.source.selection import Selection
 
 
@@ -43,11 +44,14 @@ def run_check(
     style: str = "full",
     entries: Sequence[Path] = (),
     target: str = "npu",
+    changed_since_ref: Optional[str] = None,
 ) -> CheckResult:
     findings: List[Finding] = []
     python_files = converted = 0
     for path in paths:
-        prefix = _display_prefix(path if path.is_dir() else path.parent)
+        root = path if path.is_dir() else path.parent
+        prefix = _display_prefix(root)
+        only = changed_since(root, changed_since_ref) if changed_since_ref is not None else None
         options = ProjectOptions(
             path,
             version,
@@ -58,7 +62,7 @@ def run_check(
             style=style,
             target=target,
             entries=tuple(entries),
-            selection=Selection(*selected, prefix),
+            selection=Selection(*selected, prefix, only),
         )
         run = analyse_project(options, other_kinds=True)
         lines = SourceLines(run.plan.root)
