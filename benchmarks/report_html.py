@@ -19,17 +19,9 @@ import tempfile
 import time
 from pathlib import Path
 
-FLAGS = (
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--dump-dom",
-)
+from gpu2npu.report.html import HEADLESS_CHROMIUM
+
+FLAGS = (*HEADLESS_CHROMIUM, "--dump-dom")
 
 
 def main() -> int:

@@ -13,26 +13,14 @@ from pathlib import Path
 import pytest
 from helpers import REPO, run_cli
 
-from gpu2npu.report.html import side_by_side
+from gpu2npu.report.html import HEADLESS_CHROMIUM, side_by_side
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 needs_chromium = pytest.mark.skipif(
     CHROMIUM is None,
     reason="Chromium is not installed (apt-get install chromium): the browser tests of report.html",
 )
-# Flags for a quiet headless start as root on a machine without network (no background requests).
-CHROMIUM_FLAGS = (
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--enable-logging=stderr",
-    "--v=0",
-)
+CHROMIUM_FLAGS = (*HEADLESS_CHROMIUM, "--enable-logging=stderr", "--v=0")  # console messages on stderr
 HOSTILE = "import torch\nbanner = '<script>alert(1)</script>' if torch.cuda.is_available() else ''\n"
 
 

@@ -32,6 +32,18 @@ SEVERITY = {
     "mention": "note",
 }
 SEVERITIES = ("error", "warning", "note")
+# How to open the page in headless Chromium as root on a machine without network, quietly (no
+# background requests): the browser tests and benchmarks/report_html.py.
+HEADLESS_CHROMIUM = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+)
 TOP = 15  # bars per chart
 BAR_WIDTH = 300.0  # the longest bar, in SVG units (labels take 230 before it)
 
