@@ -26,36 +26,39 @@ def declared_dependencies(data: bytes, rel: str, index, tree=None):
     return setup_py_dependencies(data, index, tree)
 
 
-def variables_reported(data: bytes, index, tree=None) -> List[Reported]:
-    """A row for each string literal that is a variable an EnvVarReportRule reports (whole
-    literals only, docstrings aside); a variable an EnvVarRenameRule renames is renamed instead."""
+def python_reports(data: bytes, index, tree=None, kept=()) -> List[Reported]:
+    """What the reporting rules find in Python code: variables (EnvVarReportRule) and attribute
+    reads (AttributeReportRule); the file is parsed here only if a byte scan finds one of them
+    and the run has not parsed it yet."""
     tables = shell_tables(index)
     words = list(tables.reported_names) + [prefix for prefix, _ in tables.reported_prefixes]
-    if not any(word.encode() in data for word in words):
+    variables = any(word.encode() in data for word in words)
+    attributes = {rule["attribute"]: rule for rule in index.rules_of("AttributeReportRule")}
+    attributes = {name: rule for name, rule in attributes.items() if f".{name}".encode() in data}
+    if not (variables or attributes) or (tree is None and (tree := parse_ast(data)) is None):
         return []
-    tree = tree if tree is not None else parse_ast(data)
-    if tree is None:
-        return []
+    rows = _variables_reported(tree, tables) if variables else []
+    return sorted(rows + (_attributes_reported(tree, attributes, kept) if attributes else []))
+
+
+def _variables_reported(tree, tables) -> List[Reported]:
+    """A row for each string literal that is a variable an EnvVarReportRule reports (whole
+    literals only, docstrings aside); a variable an EnvVarRenameRule renames is renamed instead."""
     prose = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Expr)}
     rows = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in prose:
             rule = None if node.value in tables.renames else tables.reported_variable(node.value)
             if rule is not None:
-                rows.add(
-                    Reported(node.lineno, node.end_lineno, node.value, rule["tip"], rule.id, rule["category"])
-                )
-    return sorted(rows)
+                where = (node.lineno, node.end_lineno)
+                rows.add(Reported(*where, node.value, rule["tip"], rule.id, rule["category"]))
+    return list(rows)
 
 
-def attributes_reported(data: bytes, index, tree=None, kept=()) -> List[Reported]:
+def _attributes_reported(tree, rules, kept) -> List[Reported]:
     """A row for each read of an attribute an AttributeReportRule reports, but where a rule keeps
     the read (a kept guard, reported by that rule) and in modules that assign the attribute (it is
     their own objects')."""
-    rules = {rule["attribute"]: rule for rule in index.rules_of("AttributeReportRule")}
-    rules = {name: rule for name, rule in rules.items() if f".{name}".encode() in data}
-    if not rules or (tree is None and (tree := parse_ast(data)) is None):
-        return []
     uses = [node for node in ast.walk(tree) if isinstance(node, ast.Attribute) and node.attr in rules]
     assigned = {node.attr for node in uses if not isinstance(node.ctx, ast.Load)}
     kept_reads = {(k.line, k.key) for k in kept}
@@ -66,7 +69,7 @@ def attributes_reported(data: bytes, index, tree=None, kept=()) -> List[Reported
         rule = rules[node.attr]
         where = (node.lineno, node.end_lineno)
         rows.add(Reported(*where, ast.unparse(node), rule["tip"], rule.id, rule["category"]))
-    return sorted(rows)
+    return list(rows)
 
 
 class PythonSource(FileKind):

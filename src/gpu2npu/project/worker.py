@@ -16,7 +16,7 @@ from gpu2npu.apis.callsites import CallSite
 from gpu2npu.apis.context import analyse_source
 from gpu2npu.filekinds import PYTHON, KindContext, PlannedDependency, Reported, file_kind_named
 from gpu2npu.filekinds.base import mentions_left
-from gpu2npu.filekinds.python import attributes_reported, declared_dependencies, variables_reported
+from gpu2npu.filekinds.python import declared_dependencies, python_reports
 from gpu2npu.project.output import copy_file, write_file
 from gpu2npu.project.parallel import WORKER_DIED
 from gpu2npu.rewrite.changes import Change, Kept
@@ -99,9 +99,7 @@ def _process(job: Job) -> FileResult:
     outcome = migrate_source(data, index, _STATE["project"], job.rel, tree=tree)
     result = FileResult(job.rel, lines=count_lines(data), changes=outcome.changes, skipped=outcome.skipped)
     result.dependencies, result.reported = declared_dependencies(data, job.rel, index, tree)
-    result.reported += variables_reported(data, index, tree) + attributes_reported(
-        data, index, tree, outcome.kept
-    )
+    result.reported += python_reports(data, index, tree, outcome.kept)
     if analysis is not None:
         result.calls = analyse_source(data, job.rel, tree, analysis)
         result.kept = outcome.kept
