@@ -31,6 +31,7 @@ RANKS = {
     "versions": 7,
     "options": 7,
     "standin": 7,
+    "registry": 7.5,  # units found by registration (styles, targets)
     "errors": 8,
     "__init__": 8,
 }

@@ -5,12 +5,10 @@ found by registration (its ``STYLE``); the engine knows no mode by name."""
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from dataclasses import dataclass
 from typing import FrozenSet, List, Tuple
 
-from gpu2npu.errors import UserError
+from gpu2npu.registry import named, registered
 
 DEFAULT = "full"
 
@@ -35,16 +33,9 @@ _STYLES: List[Style] = []
 def styles() -> List[Style]:
     """Every mode, in help order (imported once, on first use)."""
     if not _STYLES:
-        for module in pkgutil.iter_modules(__path__):
-            _STYLES.append(importlib.import_module(f"{__name__}.{module.name}").STYLE)
-        _STYLES.sort(key=lambda style: (style.order, style.name))
+        _STYLES.extend(registered(__name__, __path__, "STYLE"))
     return _STYLES
 
 
 def style_named(name: str) -> Style:
-    for style in styles():
-        if style.name == name:
-            return style
-    raise UserError(
-        f"unknown migration mode '{name}'", f"choose one of {', '.join(s.name for s in styles())}"
-    )
+    return named(styles(), name, "migration mode")

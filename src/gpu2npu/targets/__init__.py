@@ -6,12 +6,11 @@ engine knows no target by name."""
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from dataclasses import dataclass
 from typing import FrozenSet, List, Optional, Tuple
 
 from gpu2npu.errors import UserError
+from gpu2npu.registry import named, registered
 
 DEFAULT = "npu"
 
@@ -44,14 +43,9 @@ _TARGETS: List[Target] = []
 def targets() -> List[Target]:
     """Every target, in help order (imported once, on first use)."""
     if not _TARGETS:
-        for module in pkgutil.iter_modules(__path__):
-            _TARGETS.append(importlib.import_module(f"{__name__}.{module.name}").TARGET)
-        _TARGETS.sort(key=lambda target: (target.order, target.name))
+        _TARGETS.extend(registered(__name__, __path__, "TARGET"))
     return _TARGETS
 
 
 def target_named(name: str) -> Target:
-    for target in targets():
-        if target.name == name:
-            return target
-    raise UserError(f"unknown target '{name}'", f"choose one of {', '.join(t.name for t in targets())}")
+    return named(targets(), name, "target")
