@@ -7,6 +7,7 @@ from __future__ import annotations
 import shlex
 import sys
 
+from gpu2npu.errors import output_error
 from gpu2npu.options import OutputOptions, ProjectOptions
 from gpu2npu.project.output import AtomicTree, write_atomically
 from gpu2npu.project.patch import tree_patch
@@ -30,7 +31,10 @@ def run_migration(options: ProjectOptions, output: OutputOptions, diff: bool = F
             run.launcher = _write_launcher(tree, style, run)
         write_reports(tree.path(REPORT_DIR), run)
         if output.patch is not None:  # written before the tree is put in place: both or neither
-            write_atomically(output.patch, _migration_patch(run, tree))
+            try:
+                write_atomically(output.patch, _migration_patch(run, tree))
+            except OSError as exc:
+                raise output_error(str(output.patch), exc) from exc
     return run
 
 

@@ -116,14 +116,15 @@ def write_file(source: Path, destination: Path, new_bytes: Optional[bytes]) -> N
 
 
 def write_atomically(path: Path, data: bytes) -> None:
-    """Write beside ``path``, then rename over it: an interruption leaves the old file or none."""
+    """Write beside ``path``, then rename over it: a full disk or an interruption leaves the old
+    file or none, never half of a new one. An OSError is the caller's to word."""
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         temporary.write_bytes(data)
         os.replace(temporary, path)
-    except OSError as exc:
+    except OSError:
         temporary.unlink(missing_ok=True)
-        raise output_error(str(path), exc) from exc
+        raise
 
 
 def make_link(target: str, destination: Path) -> None:

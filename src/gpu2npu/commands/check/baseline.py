@@ -19,6 +19,7 @@ from typing import Iterable, List, Optional
 
 from gpu2npu.commands.check.findings import Finding
 from gpu2npu.errors import UserError, shown
+from gpu2npu.project.output import write_atomically
 from gpu2npu.source.files import FileTooLarge, NotRegularFile, read_regular_file
 
 FORMAT_VERSION = 1
@@ -53,14 +54,10 @@ def write_baseline(path: Path, findings: Iterable[Finding]) -> None:
 
 
 def _write_whole(path: Path, text: str) -> None:
-    """Write beside the baseline, then rename over it: a full disk or an interruption leaves the
-    old baseline, never half of a new one."""
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    """The new baseline in place of the old one, whole or not at all."""
     try:
-        temporary.write_text(text, encoding="utf-8")
-        os.replace(temporary, path)
+        write_atomically(path, text.encode("utf-8"))
     except OSError as exc:
-        temporary.unlink(missing_ok=True)
         raise _unwritable(path, _reason(exc)) from None
 
 
