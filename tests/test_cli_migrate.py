@@ -120,7 +120,9 @@ def test_stdout_has_summary_table_and_where_the_output_went(small_run):
     assert count("other files read (shell, configs, notebooks, text...)") == 1  # notes.md
     assert count("other files copied") == 0
     assert count("changes (see change_list.csv)") == 8
-    assert re.fullmatch(r"migrated proj -> out/proj_msft in \d+\.\d s", lines[-2])
+    assert re.fullmatch(
+        r"migrated proj -> out/proj_msft in \d+\.\d s; \d of 4 files from the cache", lines[-2]
+    )
     assert lines[-1] == "reports: out/proj_msft/transplant_result_file"
 
 

@@ -190,6 +190,25 @@ jobs_option = click.option(
 )
 
 
+def cache_options(function):
+    """--no-cache and --cache-dir, read into one value: the cache folder, or None (no cache)."""
+    function = click.option(
+        "--cache-dir",
+        type=click.Path(path_type=Path),
+        help="Folder of the per-file result cache (default: $GPU2NPU_CACHE_DIR, else "
+        "$XDG_CACHE_HOME/gpu2npu or ~/.cache/gpu2npu).",
+    )(function)
+    return click.option("--no-cache", is_flag=True, help="Neither read nor write the result cache.")(function)
+
+
+def _cache_folder(no_cache: bool, cache_dir) -> "Path | None":
+    from gpu2npu.project.cache import default_directory
+
+    if no_cache and cache_dir is not None:
+        raise click.UsageError("--no-cache and --cache-dir contradict each other: pass one of them")
+    return None if no_cache else (cache_dir or default_directory())
+
+
 def _style_for(style: str, specify_device: bool) -> str:
     """-s is --mode specify-device; with another --mode it is a contradiction."""
     if not specify_device:
@@ -252,6 +271,7 @@ Modes, one change each:
 @style_options
 @selection_options
 @jobs_option
+@cache_options
 @force_option("_msft")
 @click.option("--diff", is_flag=True, help="Write nothing; print a unified diff of every change.")
 @click.option(
@@ -276,6 +296,8 @@ def migrate(
     excludes,
     take_everything,
     jobs,
+    no_cache,
+    cache_dir,
     force,
     diff,
     patch_path,
@@ -285,6 +307,7 @@ def migrate(
     After the options, `distributed -m MAIN [-t MODEL]` makes a single-card script multi-card
     (msFmkTransplt's syntax): OUTPUT/<name>_msft_multi/ with a torchrun launcher."""
     selection = _selection(includes, excludes, take_everything)
+    cache_folder = _cache_folder(no_cache, cache_dir)
     if diff and patch_path is not None:
         raise click.UsageError("--diff writes nothing and --patch writes a file: pass one of them")
     settings = (
@@ -298,6 +321,7 @@ def migrate(
         diff,
         selection,
         patch_path,
+        cache_folder,
     )
     if ctx.invoked_subcommand is not None:
         if style != MIGRATION_MODES[0] or specify_device or entries or target != MIGRATION_TARGETS[0]:
@@ -343,7 +367,7 @@ def migrate_distributed(settings, main_script, target_model, shard_eval):
 
 
 def _migrate(
-    input_path, output_path, version, rule_files, disabled, jobs, force, diff, selection, patch, **mode
+    input_path, output_path, version, rule_files, disabled, jobs, force, diff, selection, patch, cache, **mode
 ) -> None:
     """Run one migration; ``mode``: the ProjectOptions of the migration mode (style, entries, ...)."""
     from gpu2npu.commands.migrate import print_diffs, run_migration
@@ -360,6 +384,7 @@ def _migrate(
         jobs=jobs,
         progress=sys.stderr.isatty(),
         selection=selection,
+        cache_dir=cache,
         **mode,
     )
     output = OutputOptions(output_path, force, patch)
@@ -371,7 +396,10 @@ def _migrate(
         click.echo(summary_table(run), err=True)
     else:
         click.echo(summary_table(run))
-        click.echo(f"migrated {input_path} -> {output_path / run.output_name} in {elapsed:.1f} s")
+        reused = (
+            f"; {run.cache_counts.hits} of {len(run.all_results)} files from the cache" if run.cache else ""
+        )
+        click.echo(f"migrated {input_path} -> {output_path / run.output_name} in {elapsed:.1f} s{reused}")
         click.echo(f"reports: {output_path / run.output_name / 'transplant_result_file'}")
         if run.launcher:
             click.echo(f"launcher: {output_path / run.output_name / run.launcher} [NPUS] [arguments...]")
@@ -458,6 +486,7 @@ def rules_explain(name, version, rule_files):
 @selection_options
 @style_options
 @jobs_option
+@cache_options
 def check(
     paths,
     version,
@@ -476,6 +505,8 @@ def check(
     specify_device,
     entries,
     jobs,
+    no_cache,
+    cache_dir,
 ):
     """Fail (exit 1) when PATHS hold code that will not run on Ascend NPU; read-only.
 
@@ -504,6 +535,7 @@ def check(
         entries=_entries_for(style, entries),
         target=target,
         changed_since_ref=changed_ref,
+        cache_dir=_cache_folder(no_cache, cache_dir),
     )
     report = render(fmt, result.findings, result.summary, result.failing)
     if output is not None:
@@ -576,6 +608,7 @@ class ManyValues(click.Option):
 @rule_option("Extra rule file (JSON or YAML).")
 @selection_options
 @jobs_option
+@cache_options
 @force_option("_analysis")
 def analyse(
     input_path,
@@ -589,6 +622,8 @@ def analyse(
     excludes,
     take_everything,
     jobs,
+    no_cache,
+    cache_dir,
     force,
 ):
     from gpu2npu.commands.analyse import run_analysis
@@ -601,6 +636,7 @@ def analyse(
         jobs=jobs,
         progress=sys.stderr.isatty(),
         selection=_selection(includes, excludes, take_everything),
+        cache_dir=_cache_folder(no_cache, cache_dir),
     )
     request = AnalyseRequest(options, tuple(api_files), tuple(env_paths))
     destination, summary, result = run_analysis(request, OutputOptions(output_path, force), mode)

@@ -10,6 +10,7 @@ those bytes escaped (``b\\xff.py``) in every report and message (``shown``, and 
 """
 
 import codecs
+import sys
 
 ESCAPE_BYTES = "gpu2npu-escape-bytes"
 
@@ -59,3 +60,8 @@ def output_error(path, exc: OSError) -> UserError:
         f"cannot write the output '{path}' ({exc.strerror or exc})",
         "check that the output folder can be created and written and that the disk has room",
     )
+
+
+def warn(what: str, todo: str = "") -> None:
+    """One warning line on standard error (the run goes on): what happened; what to do."""
+    print(f"gpu2npu: warning: {shown(what)}" + (f"; {todo}" if todo else ""), file=sys.stderr)

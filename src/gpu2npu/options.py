@@ -25,6 +25,7 @@ class ProjectOptions:
     target_model: str = "model"  # distributed: the variable holding the model (-t)
     shard_eval: bool = False  # distributed: shard evaluation loaders too
     selection: Any = None  # gpu2npu.source.selection.Selection (--include, --exclude); None: the default
+    cache_dir: Optional[Path] = None  # the per-file result cache (gpu2npu.project.cache); None: no cache
 
     @property
     def workers(self) -> int:

@@ -116,6 +116,7 @@ class KnowledgeBase:
         self.versions = versions
         self._rows = rows
         self._tips = tips
+        self._answered: Dict[Tuple[str, str], ApiStatus] = {}  # a project asks about one API many times
 
     @classmethod
     def load(cls) -> "KnowledgeBase":
@@ -152,6 +153,12 @@ class KnowledgeBase:
     # -- building answers ------------------------------------------------------------------------
 
     def _builtin_status(self, name: str, version: str) -> ApiStatus:
+        answer = self._answered.get((name, version))
+        if answer is None:
+            answer = self._answered[name, version] = self._builtin_answer(name, version)
+        return answer
+
+    def _builtin_answer(self, name: str, version: str) -> ApiStatus:
         row = self._rows.get(name)
         cell = row.cell(version) if row else Cell(UNKNOWN, NONE, NO_SOURCE)
         npu_api = row.npu_api if row else ""

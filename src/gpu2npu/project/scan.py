@@ -12,6 +12,7 @@ from gpu2npu.apis import advice
 from gpu2npu.apis.context import ANALYSED_ROOTS, AnalysisContext
 from gpu2npu.apis.cuda_ops import CPP_SUFFIXES, CudaOp, Extension, find_extensions, inline_ops, read_cpp_ops
 from gpu2npu.filekinds.notebook import Notebook
+from gpu2npu.project.cache import CORRUPT
 from gpu2npu.project.plan import COPY, PYTHON, Plan
 from gpu2npu.rewrite.facts import classes_defining
 from gpu2npu.rewrite.transformer import ProjectFacts
@@ -25,34 +26,47 @@ class ProjectScan:
     facts: ProjectFacts
     ops: List[CudaOp]
     extensions: List[Extension]
+    corrupt: int = 0  # cache entries of the scan that could not be read
 
 
-def scan_project(plan: Plan, index: RuleIndex, chosen_entries: FrozenSet[str] = frozenset()) -> ProjectScan:
+@dataclass(frozen=True)
+class FileScan:
+    """What one Python file tells the scan: a function of its bytes, its path, the methods the
+    rules rename and whether entry scripts are looked for (so it is cached by them)."""
+
+    imported: FrozenSet[str]  # the last names of the modules it imports
+    imported_files: FrozenSet[str]  # project files its imports may load (when entries are looked for)
+    start: str  # how it starts a program (gpu2npu.source.modules.program_start), "" not at all
+    defining: Tuple[Tuple[str, FrozenSet[str]], ...]  # (renamed method, classes here defining it)
+    extensions: Tuple[Extension, ...]
+    inline: Tuple[CudaOp, ...]
+
+
+def scan_project(
+    plan: Plan, index: RuleIndex, chosen_entries: FrozenSet[str] = frozenset(), cache=None
+) -> ProjectScan:
     """``chosen_entries``: the entry scripts the user named (--entry); without them, and only
-    when the rules insert into entry scripts, they are found here."""
-    markers = {method: f"def {method}(".encode() for method in index.methods}
-    defining: Dict[str, Set[str]] = {method: set() for method in index.methods}
+    when the rules insert into entry scripts, they are found here; ``cache``: a ResultCache
+    (gpu2npu.project.cache) for the per-file records, or None."""
+    methods = tuple(sorted(index.methods))
+    defining: Dict[str, Set[str]] = {method: set() for method in methods}
     extensions: List[Extension] = []
     inline: List[CudaOp] = []
     imported: Set[str] = set()
     imported_as_modules: Set[str] = set()
     starting: Dict[str, bool] = {}  # files that start a program when run: guarded by __main__?
     find_entries = index.uses_entry_scripts and not chosen_entries
+    outcomes: List[str] = []
     for rel, data in _python_sources(plan):
-        imported |= _imported_module_names(data)
-        if find_entries:
-            imported_as_modules |= _imported_files(rel, data)
-            how = program_start(parse_ast(data)) if _may_start_a_program(data) else ""
-            if how:
-                starting[rel] = how == MAIN_GUARD
-        wanted = [method for method, marker in markers.items() if marker in data]
-        tree = parse_ast(data) if wanted else None
-        for method in wanted if tree is not None else ():
-            defining[method] |= classes_defining(tree, method)
-        if b"cpp_extension" in data:
-            text = data.decode("utf-8", "replace")
-            extensions += find_extensions(text, rel)
-            inline += inline_ops(text, rel)
+        found = _file_scan(rel, data, methods, find_entries, cache, outcomes)
+        imported |= found.imported
+        imported_as_modules |= found.imported_files
+        if found.start:
+            starting[rel] = found.start == MAIN_GUARD
+        for method, classes in found.defining:
+            defining[method] |= classes
+        extensions += found.extensions
+        inline += found.inline
     cpp_files = [e.rel for e in plan.of_kind(COPY) if not e.excluded and e.rel.endswith(tuple(CPP_SUFFIXES))]
     ops, unreadable = read_cpp_ops(plan.root, cpp_files)
     plan.notes.extend((rel, f"C++ source {reason}; not analysed") for rel, reason in unreadable)
@@ -62,7 +76,42 @@ def scan_project(plan: Plan, index: RuleIndex, chosen_entries: FrozenSet[str] = 
     facts.entries = chosen_entries or _entry_scripts(starting, facts, imported_as_modules) | (
         _notebooks(plan) if find_entries else frozenset()
     )
-    return ProjectScan(facts, ops, extensions)
+    return ProjectScan(facts, ops, extensions, outcomes.count(CORRUPT))
+
+
+def _file_scan(rel: str, data: bytes, methods, find_entries: bool, cache, outcomes: List[str]) -> FileScan:
+    """The file's record, from the cache when it holds one for these bytes."""
+    if cache is None:
+        return _scanned(rel, data, methods, find_entries)
+    key = cache.key(rel, "scan", data, (methods, find_entries))
+    outcome, found = cache.load(key)
+    outcomes.append(outcome)
+    if found is None:
+        found = _scanned(rel, data, methods, find_entries)
+        cache.store(key, found)
+    return found
+
+
+def _scanned(rel: str, data: bytes, methods, find_entries: bool) -> FileScan:
+    """One read of the file's bytes; parsed only when it may define a renamed method or start a
+    program."""
+    may_start = find_entries and _may_start_a_program(data)
+    wanted = [method for method in methods if f"def {method}(".encode() in data]
+    tree = parse_ast(data) if wanted or may_start else None  # one parse for both
+    start = (program_start(tree) or "") if may_start else ""
+    defining = tuple((m, frozenset(classes_defining(tree, m))) for m in wanted) if tree is not None else ()
+    extensions, inline = (), ()
+    if b"cpp_extension" in data:
+        text = data.decode("utf-8", "replace")
+        extensions, inline = tuple(find_extensions(text, rel)), tuple(inline_ops(text, rel))
+    return FileScan(
+        frozenset(_imported_module_names(data)),
+        frozenset(_imported_files(rel, data)) if find_entries else frozenset(),
+        start,
+        defining,
+        extensions,
+        inline,
+    )
 
 
 def _notebooks(plan: Plan) -> FrozenSet[str]:

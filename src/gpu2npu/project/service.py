@@ -9,14 +9,15 @@ written), process its Python files in the pool, and judge the API uses found.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, FrozenSet, List, Optional
+from typing import Callable, FrozenSet, List, Optional, Tuple
 
 from gpu2npu.apis.judge import ApiReports, api_reports
-from gpu2npu.errors import UserError
+from gpu2npu.errors import UserError, warn
 from gpu2npu.filekinds import file_kind_named
 from gpu2npu.options import ProjectOptions
+from gpu2npu.project import cache as result_cache
 from gpu2npu.project import worker
 from gpu2npu.project.output import AtomicTree, copy_other_entries, make_directories
 from gpu2npu.project.parallel import run_jobs
@@ -49,6 +50,8 @@ class ProjectRun:
     links: int = 0
     apis: Optional[ApiReports] = None  # the API reports (not made for --diff)
     launcher: str = ""  # the launch script the mode wrote at the output root, if any
+    cache: Optional[result_cache.ResultCache] = None  # None: --no-cache, or a folder that cannot be written
+    cache_counts: result_cache.CacheCounts = field(default_factory=result_cache.CacheCounts)
 
     def describe_rule(self, rule_id: str) -> str:
         rule = self.index.rules_by_id.get(rule_id)
@@ -109,7 +112,8 @@ def start_project(options: ProjectOptions, name: str, extra: Optional[RuleSet] =
     entries = _chosen_entries(options, plan)
     if style.one_entry:
         _check_main(options, plan, entries)
-    scan = scan_project(plan, index, entries)
+    cache = _open_cache(options)
+    scan = scan_project(plan, index, entries, cache)
     scan.facts.target_model, scan.facts.shard_eval = options.target_model, options.shard_eval
     if index.entry_imports and not scan.facts.entries:
         raise UserError(
@@ -117,7 +121,9 @@ def start_project(options: ProjectOptions, name: str, extra: Optional[RuleSet] =
             "module-level main() call that no other file imports)",
             "name the script that starts the training with --entry FILE",
         )
-    return ProjectRun(options, index, plan, name, scan)
+    run = ProjectRun(options, index, plan, name, scan, cache=cache)
+    run.cache_counts.corrupt = scan.corrupt
+    return run
 
 
 def _check_main(options: ProjectOptions, plan: Plan, entries: FrozenSet[str]) -> None:
@@ -178,7 +184,7 @@ def migrate_files(run: ProjectRun, tree: Optional[AtomicTree]) -> None:
     """Migrate into ``tree`` (the migrated Python files, copies of all else, no reports);
     ``tree`` None: a --diff run, which writes nothing and judges no API."""
     if tree is None:
-        _process_files(run, None, analyse=False)
+        _process_files(run, None, analyse=False, diffs=True)
         return
     make_directories(run.plan, tree)
 
@@ -196,9 +202,11 @@ def _process_files(
     rewrite: bool = True,
     meanwhile: Callable[[], None] = lambda: None,
     other_kinds: bool = True,
+    diffs: bool = False,
 ) -> None:
     """Process the Python files, and with ``other_kinds`` the files of the other kinds, in the
-    pool; ``meanwhile`` runs in this process while the workers are busy."""
+    pool; ``meanwhile`` runs in this process while the workers are busy; ``diffs``: keep the
+    unified diff of each change (--diff)."""
     entries = run.plan.python_largest_first() + (run.plan.other_kinds() if other_kinds else [])
     jobs = [
         worker.Job(
@@ -206,13 +214,16 @@ def _process_files(
             str(run.plan.root / e.rel),
             str(tree.path(e.rel)) if tree is not None else None,
             e.file_kind or PYTHON,
+            diffs,
         )
         for e in entries
     ]
     context = analysis_context(run.index, run.scan) if analyse else None
-    setup = (run.index, run.scan.facts, context, rewrite)
     options = run.options
-    results = run_jobs(
+    cache = _cache_of_the_files(run, context, rewrite)
+    setup = (run.index, run.scan.facts, context, rewrite, cache)
+    reused, jobs = _reused(jobs, cache, run.scan.facts)
+    results = reused + run_jobs(
         worker.process,
         jobs,
         options.workers,
@@ -223,8 +234,66 @@ def _process_files(
         crashed=worker.crashed,
     )
     results.sort(key=lambda r: r.rel)
+    if cache is not None:
+        _close_cache(cache, results, run.cache_counts)
     run.results = [r for r in results if r.kind == PYTHON]
     run.other_results = [r for r in results if r.kind != PYTHON]
+
+
+def _reused(jobs: List[worker.Job], cache, facts) -> Tuple[List[worker.FileResult], List[worker.Job]]:
+    """The results the cache holds (read here, in this process: a warm run starts no worker)
+    and the jobs left for the workers."""
+    if cache is None:
+        return [], jobs
+    reused = [result for result in (worker.from_cache(job, cache, facts) for job in jobs) if result]
+    done = {result.rel for result in reused}
+    return reused, [job for job in jobs if job.rel not in done]
+
+
+def _open_cache(options: ProjectOptions) -> Optional[result_cache.ResultCache]:
+    """The result cache (None: --no-cache, or a folder that cannot be written: said once)."""
+    if options.cache_dir is None:
+        return None
+    cache, problem = result_cache.open_cache(options.cache_dir, result_cache.tool_fingerprint())
+    if cache is None:
+        warn(f"{problem}; running without the cache", "choose another folder with --cache-dir, or --no-cache")
+    return cache
+
+
+def _cache_of_the_files(run: ProjectRun, context, rewrite: bool) -> Optional[result_cache.ResultCache]:
+    """The cache with this run's share of the keys: the mode, the target, the compiled rules
+    (version, built-in and user rules, -api statuses), the analysis settings, what is kept, and
+    the project facts every file reads (each file's own are in its key)."""
+    if run.cache is None:
+        return None
+    rules = [
+        (rule.kind, rule.id, rule.fields, rule.versions) for _, rule in sorted(run.index.rules_by_id.items())
+    ]
+    options = run.options
+    key = result_cache.fingerprint(
+        run.cache.run_key,
+        options.style,
+        options.target,
+        run.index.version,
+        rules,
+        context,
+        rewrite,
+        run.scan.facts.shared(),
+    )
+    return replace(run.cache, run_key=key)
+
+
+def _close_cache(cache: result_cache.ResultCache, results: List[worker.FileResult], counts) -> None:
+    """Count what the cache gave, say when entries were corrupt, and keep the folder bounded."""
+    counts.add([r.cache for r in results])  # the scan's corrupt entries are counted already
+    if counts.corrupt:
+        warn(
+            f"{counts.corrupt} entr{'y' if counts.corrupt == 1 else 'ies'} of the cache '{cache.directory}' "
+            "could not be read and were ignored (those files were processed again)",
+            "nothing to do; --no-cache skips the cache",
+        )
+    if counts.misses or counts.corrupt:
+        result_cache.trim(cache.directory)
 
 
 def _judge(run: ProjectRun) -> ApiReports:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 from gpu2npu.apis.callsites import CallSite
 from gpu2npu.apis.context import analyse_source
@@ -47,22 +47,25 @@ class FileResult:
     kind: str = PYTHON  # the file kind (gpu2npu.filekinds)
     reported: List[Reported] = field(default_factory=list)  # other kinds: what was found and left
     dependencies: List[PlannedDependency] = field(default_factory=list)  # requirement files
+    cache: str = ""  # what the result cache gave (gpu2npu.project.cache: hit, miss, corrupt); "": no cache
 
 
 @dataclass(frozen=True)
 class Job:
     rel: str
     source: str
-    destination: Optional[str]  # None in a --diff run: nothing is written
+    destination: Optional[str]  # None in a --diff run (and check, analyse): nothing is written
     kind: str = PYTHON
+    diff: bool = False  # a --diff run: keep the unified diff of the change
 
 
-def initialise(index, project, analysis=None, rewrite: bool = True) -> None:
+def initialise(index, project, analysis=None, rewrite: bool = True, cache=None) -> None:
     allow_deep_syntax()
     _STATE["index"] = index
     _STATE["project"] = project
     _STATE["analysis"] = analysis
     _STATE["rewrite"] = rewrite  # False: only find the API uses (analyse -m torch_apis)
+    _STATE["cache"] = cache  # gpu2npu.project.cache.ResultCache, or None
 
 
 def process(job: Job) -> FileResult:
@@ -74,6 +77,22 @@ def process(job: Job) -> FileResult:
         return FileResult(
             job.rel, skipped=f"internal error ({type(exc).__name__}: {exc}); copied unchanged", kind=job.kind
         )
+
+
+def from_cache(job: Job, cache, project) -> Optional[FileResult]:
+    """The job's result from the cache, its output written (in the main process, before any
+    worker starts), or None: the job must be processed (a miss, a corrupt entry, an unreadable
+    file: the worker finds and reports each again)."""
+    try:
+        data = Path(job.source).read_bytes()
+    except OSError:
+        return None
+    found, stored = cache.load(cache.key(job.rel, job.kind, data, project.for_file(job.rel)))
+    if stored is None:
+        return None
+    new_bytes, result = stored
+    result.cache = found
+    return _written(job, data, new_bytes, result)
 
 
 def crashed(job: Job) -> FileResult:
@@ -89,11 +108,27 @@ def _process(job: Job) -> FileResult:
         data = source.read_bytes()
     except OSError as exc:
         return FileResult(job.rel, skipped=f"cannot be read ({exc.strerror}){NOT_COPIED}", kind=job.kind)
+    cache = _STATE["cache"]
+    if cache is None:
+        return _written(job, data, *_outcome(job, data))
+    key = cache.key(job.rel, job.kind, data, _STATE["project"].for_file(job.rel))
+    found, stored = cache.load(key)
+    if stored is None:
+        stored = _outcome(job, data)
+        if not stored[1].skipped.startswith("internal error"):
+            cache.store(key, stored)
+    new_bytes, result = stored
+    result.cache = found
+    return _written(job, data, new_bytes, result)
+
+
+def _outcome(job: Job, data: bytes) -> Tuple[Optional[bytes], FileResult]:
+    """The file's new bytes (None: unchanged) and its result: what is cached."""
     if job.kind != PYTHON:
         return _process_other(job, data)
     index, analysis = _STATE["index"], _STATE["analysis"]
     if not _STATE["rewrite"]:
-        return _analyse_only(job.rel, data, analysis)
+        return None, _analyse_only(job.rel, data, analysis)
     wants_tree = index.needs_rewrite(data) or (analysis is not None and analysis.mentions(data))
     tree = parse_ast(data) if wants_tree else None  # one stdlib parse, shared below
     outcome = migrate_source(data, index, _STATE["project"], job.rel, tree=tree)
@@ -103,10 +138,10 @@ def _process(job: Job) -> FileResult:
     if analysis is not None:
         result.calls = analyse_source(data, job.rel, tree, analysis)
         result.kept = outcome.kept
-    return _written(job, data, outcome.new_bytes, result)
+    return outcome.new_bytes, result
 
 
-def _process_other(job: Job, data: bytes) -> FileResult:
+def _process_other(job: Job, data: bytes) -> Tuple[Optional[bytes], FileResult]:
     """A file of another kind (shell, configs, notebooks, requirements...): its kind migrates it."""
     context = KindContext(_STATE["index"], _migrate_python, _analyse_python)
     kind = file_kind_named(job.kind)
@@ -124,7 +159,7 @@ def _process_other(job: Job, data: bytes) -> FileResult:
         calls=outcome.calls,
         kept=outcome.kept,
     )
-    return _written(job, data, outcome.new_bytes, result)
+    return outcome.new_bytes, result
 
 
 def _migrate_python(data: bytes, rel: str):
@@ -147,7 +182,7 @@ def _written(job: Job, data: bytes, new_bytes: Optional[bytes], result: FileResu
     """The new bytes written (or the diff kept, in a --diff run)."""
     result.changed = new_bytes is not None
     if job.destination is None:
-        if new_bytes is not None:
+        if job.diff and new_bytes is not None:
             result.diff = unified_diff(job.rel, data, new_bytes)
         return result
     write_file(Path(job.source), Path(job.destination), new_bytes)

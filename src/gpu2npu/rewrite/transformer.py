@@ -64,6 +64,14 @@ class ProjectFacts:
     def cuda_modules_for(self, rel: str) -> FrozenSet[str]:
         return self.cuda_modules | frozenset(self.cuda_variables.get(rel, ()))
 
+    def shared(self) -> tuple:
+        """What the processing of every file reads of these facts (for the result cache's keys)."""
+        return self.method_classes, self.target_model, self.shard_eval
+
+    def for_file(self, rel: str) -> tuple:
+        """What the processing of the file at ``rel`` reads of them besides ``shared()``."""
+        return self.cuda_modules_for(rel), self.module_imported(rel), rel in self.entries
+
 
 class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
     """Apply the index's rules to one module. Lines of changes come from a newline counter kept

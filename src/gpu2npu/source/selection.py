@@ -19,6 +19,7 @@ TOOL_FOLDERS = {
     ".mypy_cache": "a tool cache",
     ".pytest_cache": "a tool cache",
     ".ruff_cache": "a tool cache",
+    ".gpu2npu_cache": "gpu2npu's own cache",
     ".tox": "test environments",
     ".nox": "test environments",
     ".eggs": "build output",

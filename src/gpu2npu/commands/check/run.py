@@ -45,6 +45,7 @@ def run_check(
     entries: Sequence[Path] = (),
     target: str = "npu",
     changed_since_ref: Optional[str] = None,
+    cache_dir: Optional[Path] = None,
 ) -> CheckResult:
     findings: List[Finding] = []
     python_files = converted = 0
@@ -63,6 +64,7 @@ def run_check(
             target=target,
             entries=tuple(entries),
             selection=Selection(*selected, prefix, only),
+            cache_dir=cache_dir,
         )
         run = analyse_project(options, other_kinds=True)
         lines = SourceLines(run.plan.root)
