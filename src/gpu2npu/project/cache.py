@@ -175,7 +175,7 @@ def trim(directory: Path, limit: int = LIMIT_BYTES) -> int:
 
 
 def _entries(folder: Path) -> Iterable[Tuple[Path, int, float]]:
-    """(path, size, last use) of every entry; stray temporary files older than a day too."""
+    """(path, size, last use) of every file in the folder, stray temporary files included."""
     try:
         shards = list(os.scandir(folder))
     except OSError:
