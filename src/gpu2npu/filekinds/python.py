@@ -14,7 +14,7 @@ from gpu2npu.filekinds.base import Reported
 from gpu2npu.filekinds.packaging import setup_py_dependencies
 from gpu2npu.filekinds.shell import shell_tables
 from gpu2npu.rewrite.guards import ANY_RECEIVER
-from gpu2npu.source.parse import parse_ast
+from gpu2npu.source.parse import module_nodes, parse_ast
 
 SETUP_SCRIPT = "setup.py"
 
@@ -44,9 +44,9 @@ def python_reports(data: bytes, index, tree=None, kept=()) -> List[Reported]:
 def _variables_reported(tree, tables) -> List[Reported]:
     """A row for each string literal that is a variable an EnvVarReportRule reports (whole
     literals only, docstrings aside); a variable an EnvVarRenameRule renames is renamed instead."""
-    prose = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Expr)}
+    prose = {id(node.value) for node in module_nodes(tree) if isinstance(node, ast.Expr)}
     rows = set()
-    for node in ast.walk(tree):
+    for node in module_nodes(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in prose:
             rule = None if node.value in tables.renames else tables.reported_variable(node.value)
             if rule is not None:
@@ -59,7 +59,7 @@ def _attributes_reported(tree, rules, kept) -> List[Reported]:
     """A row for each read of an attribute an AttributeReportRule reports, but where a rule keeps
     the read (a kept guard, reported by that rule) and in modules that assign the attribute (it is
     their own objects')."""
-    uses = [node for node in ast.walk(tree) if isinstance(node, ast.Attribute) and node.attr in rules]
+    uses = [node for node in module_nodes(tree) if isinstance(node, ast.Attribute) and node.attr in rules]
     assigned = {node.attr for node in uses if not isinstance(node.ctx, ast.Load)}
     kept_reads = {(k.line, k.key) for k in kept}
     rows = set()

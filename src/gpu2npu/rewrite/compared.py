@@ -21,6 +21,7 @@ from typing import Dict, Iterator, List, Optional, Tuple
 from gpu2npu.rewrite.changes import STRING, Kept
 from gpu2npu.source.imports import qualify
 from gpu2npu.source.names import dotted
+from gpu2npu.source.parse import module_nodes
 
 COMPARISONS = (ast.Eq, ast.NotEq, ast.In, ast.NotIn)
 TEXT_OF = frozenset({"str", "repr", "getattr"})  # str(data) is data
@@ -152,10 +153,12 @@ class _DataView:
 def _literal_numbers(tree: ast.AST) -> Dict[Tuple[int, int], int]:
     """Each string literal's number among the literals of equal text on its line, in source
     order (the parts of an f-string are not literals of their own)."""
-    parts = {id(part) for node in ast.walk(tree) if isinstance(node, ast.JoinedStr) for part in node.values}
+    parts = {
+        id(part) for node in module_nodes(tree) if isinstance(node, ast.JoinedStr) for part in node.values
+    }
     literals = sorted(
         (node.lineno, node.col_offset, node.value)
-        for node in ast.walk(tree)
+        for node in module_nodes(tree)
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in parts
     )
     numbers, seen = {}, {}
@@ -167,7 +170,7 @@ def _literal_numbers(tree: ast.AST) -> Dict[Tuple[int, int], int]:
 
 def _scopes(tree: ast.AST) -> Iterator[ast.AST]:
     yield tree
-    for node in ast.walk(tree):
+    for node in module_nodes(tree):
         if isinstance(node, SCOPES):
             yield node
 

@@ -21,6 +21,7 @@ from gpu2npu.rewrite.changes import (
 from gpu2npu.rewrite.distributed import distribute
 from gpu2npu.rewrite.imports import already_imported, insert_at_top, insert_by_text, leading_statements
 from gpu2npu.rewrite.kept import file_kept
+from gpu2npu.rewrite.skeleton import source_skeleton
 from gpu2npu.rewrite.transformer import MigrationTransformer, ProjectFacts
 from gpu2npu.rules.index import DeviceBlock
 from gpu2npu.source.modules import is_script
@@ -82,19 +83,33 @@ def _migrate(data: bytes, index, project: ProjectFacts, path: str, text_path: bo
 
 
 def _rewrite(
-    data: bytes, index, project: ProjectFacts, path: str, tree: Optional[ast.Module]
+    data: bytes, index, project: ProjectFacts, path: str, tree: Optional[ast.Module], whole: bool = False
 ) -> SourceResult:
-    """The libcst pass; a RecursionError of a tree walk is one of PARSE_ERRORS (too deep)."""
-    module = cst.parse_module(data)
+    """The libcst pass, over the file's skeleton (gpu2npu.rewrite.skeleton) unless ``whole``; a
+    RecursionError of a tree walk is one of PARSE_ERRORS (too deep)."""
     tree = tree if tree is not None else parse_ast(data)
+    skeleton = None if whole else source_skeleton(data, tree, index.statement_triggers)
+    if skeleton is None:
+        module = cst.parse_module(data)
+    else:
+        try:
+            module = cst.parse_module(skeleton.data)
+        except PARSE_ERRORS:  # never expected: the whole file decides
+            return _rewrite(data, index, project, path, tree, whole=True)
     kept = file_kept(data, tree, index, project.cuda_modules_for(path))
     source = data.decode(module.encoding)
-    transformer = MigrationTransformer(index, module, project, source=source, tree=tree, kept=kept, path=path)
+    transformer = MigrationTransformer(
+        index, module, project, source=source, tree=tree, kept=kept, path=path, skeleton=skeleton
+    )
     new_module = module.visit(transformer)
     kept = sorted(kept + transformer.kept_here)
     if not transformer.changes or _only_needless_imports(transformer.changes, data, index, tree):
         return SourceResult(kept=kept)
     new_bytes = new_module.bytes  # the one code generation of the pass
+    if skeleton is not None:
+        new_bytes = skeleton.restore(new_bytes)
+        if new_bytes is None:  # a stub was not found as written: parse the whole file
+            return _rewrite(data, index, project, path, tree, whole=True)
     if new_bytes == data:
         return SourceResult(kept=kept)
     problem = _compile_problem(new_bytes, data, path)

@@ -18,6 +18,7 @@ from gpu2npu.rewrite.callers import caller_arguments
 from gpu2npu.source.imports import imports_table, qualify
 from gpu2npu.source.modules import is_script
 from gpu2npu.source.names import dotted
+from gpu2npu.source.parse import module_nodes
 from gpu2npu.source.torch_names import DTYPE_NAMES
 
 UNKNOWN = "unknown"
@@ -52,7 +53,7 @@ def classes_defining(tree: ast.AST, method: str, known: Set[str] = frozenset()) 
     does (``known``: such classes found elsewhere in the project)."""
     found = set(known)
     bases: Dict[str, Set[str]] = {}
-    for node in ast.walk(tree):
+    for node in module_nodes(tree):
         if isinstance(node, ast.ClassDef):
             bases[node.name] = {(dotted(base) or "").rsplit(".", 1)[-1] for base in node.bases}
             if any(
@@ -114,7 +115,7 @@ class FileFacts:
     def used_names(self) -> Set[str]:
         """Every plain name the file reads anywhere (assigning one is no use of an import)."""
         if self._used_names is None:
-            nodes = ast.walk(self.tree) if self.tree is not None else ()
+            nodes = module_nodes(self.tree) if self.tree is not None else ()
             reads = (ast.Load, ast.Del)
             self._used_names = {
                 node.id for node in nodes if isinstance(node, ast.Name) and isinstance(node.ctx, reads)

@@ -25,6 +25,7 @@ from gpu2npu.rewrite.changes import Kept
 from gpu2npu.rules.index import RuleIndex
 from gpu2npu.source.imports import qualify
 from gpu2npu.source.names import dotted, within
+from gpu2npu.source.parse import module_nodes
 
 ANY_RECEIVER = "*."
 
@@ -52,7 +53,7 @@ def kept_guards(
 def _branchings(tree: ast.AST) -> Iterator[Tuple[ast.AST, List[ast.stmt]]]:
     """Each if, while and conditional expression, with the statements that follow an ``if``
     whose body always leaves the block (``if not x.is_cuda: return y`` then the CUDA path)."""
-    for node in ast.walk(tree):
+    for node in module_nodes(tree):
         if isinstance(node, ast.IfExp):
             yield node, []
         for field in ("body", "orelse", "finalbody"):

@@ -16,6 +16,7 @@ import libcst as cst
 
 from gpu2npu.rules.index import ImportInsertion
 from gpu2npu.source.names import dotted_name, within
+from gpu2npu.source.parse import module_nodes
 
 
 def already_imported(source: str, module: str, tree: Optional[ast.AST] = None) -> bool:
@@ -87,7 +88,7 @@ def _insert_line(lines, statement, text: bytes) -> None:
 
 def _ast_imports(tree: ast.AST, module: str) -> bool:
     """Whether the tree imports ``module`` (or a submodule) anywhere."""
-    for node in ast.walk(tree):
+    for node in module_nodes(tree):
         if isinstance(node, ast.Import) and any(within(alias.name, module) for alias in node.names):
             return True
         if (

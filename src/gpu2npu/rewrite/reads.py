@@ -11,6 +11,7 @@ from typing import Dict, Iterator, List, Set, Tuple
 from gpu2npu.rewrite.changes import Kept
 from gpu2npu.source.imports import qualify
 from gpu2npu.source.names import dotted
+from gpu2npu.source.parse import module_nodes
 
 
 def kept_reads(tree: ast.AST, imports: Dict[str, str], table) -> List[Kept]:
@@ -54,6 +55,6 @@ def _table_call(node: ast.AST, imports: Dict[str, str], table) -> str:
 def _scopes(tree: ast.AST) -> Iterator[ast.AST]:
     """The module and every function: a name bound in one is read in the same one."""
     yield tree
-    for node in ast.walk(tree):
+    for node in module_nodes(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             yield node

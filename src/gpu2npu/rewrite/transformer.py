@@ -21,6 +21,7 @@ from gpu2npu.rewrite.changes import DELETE, INSERT, MODIFY, STRING, Change, Kept
 from gpu2npu.rewrite.facts import FileFacts
 from gpu2npu.rewrite.guards import ANY_RECEIVER
 from gpu2npu.rewrite.imports import already_imported, import_line, imports_module
+from gpu2npu.rewrite.skipping import statement_skipper
 from gpu2npu.rewrite.string_names import named_formatted_string, named_simple_string
 from gpu2npu.rewrite.strings import rewrite_formatted_string, rewrite_simple_string
 from gpu2npu.source.imports import bound_by_from_import, bound_by_import
@@ -31,6 +32,7 @@ from gpu2npu.source.torch_names import names_several_cards
 
 STRING_NODES = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
 COLLECTIONS = (cst.List, cst.Tuple, cst.Set)
+STATEMENTS = (cst.SimpleStatementLine, cst.BaseCompoundStatement)
 
 
 class ProjectFacts:
@@ -87,7 +89,10 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         tree=None,
         kept: Iterable[Kept] = (),
         path: str = "<file>",
+        skeleton=None,
     ):
+        """``skeleton``: the skeleton ``module`` was parsed from (gpu2npu.rewrite.skeleton), whose
+        stubs hold the statements no rule can touch; without one, the pass skips them itself."""
         super().__init__()
         self.index = index
         self.module = module
@@ -123,6 +128,29 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         self._statement_line = 0  # first line of the import statement being handled
         self._bound: Dict[str, str] = {}  # names of BindNamesRule this module uses -> as spelled here
         self._binding_lines = bindings.binding_lines(index.bindings, self.source)  # written by gpu2npu
+        self._skeleton = skeleton
+        self._skipper = (
+            statement_skipper(self.source, tree, index.statement_triggers) if not skeleton else None
+        )
+        self._skipped: Optional[cst.CSTNode] = None  # the statement left unvisited
+
+    # -- statement lines no rule can touch are not walked (gpu2npu.rewrite.skipping) -----------
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if self._skipper is not None and isinstance(node, STATEMENTS):
+            start = self._newlines + 1 + len(node.leading_lines)
+            end = self._skipper.last_line(node, start)
+            if end is not None:
+                self._newlines = end  # its leading lines, its lines and the newline ending it
+                self._skipped = node
+                return False
+        return super().on_visit(node)
+
+    def on_leave(self, original_node, updated_node):
+        if original_node is self._skipped:
+            self._skipped = None
+            return updated_node
+        return super().on_leave(original_node, updated_node)
 
     # -- services for the kind modules -------------------------------------------------------
 
@@ -212,11 +240,14 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         self.scopes.bind(node.name.value)
         self.scopes.push("class")
         self._definition_depth += 1
-        body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
-        self._class_methods.append(
-            {statement.name.value for statement in body if isinstance(statement, cst.FunctionDef)}
-        )
+        self._class_methods.append(self._methods_of(node))
         self._class_names.append(node.name.value)
+
+    def _methods_of(self, node: cst.ClassDef) -> Set[str]:
+        if self._skeleton is not None:  # its methods may be stubs
+            return self._skeleton.class_methods[self._newlines + 1 + len(node.leading_lines)]
+        body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+        return {statement.name.value for statement in body if isinstance(statement, cst.FunctionDef)}
 
     def leave_ClassDef(self, original_node, updated_node):
         self.scopes.pop()

@@ -10,12 +10,13 @@ from typing import Dict, List, Tuple
 from gpu2npu.rewrite.changes import Kept
 from gpu2npu.source.imports import qualify
 from gpu2npu.source.names import dotted
+from gpu2npu.source.parse import module_nodes
 
 
 def kept_wrappers(tree: ast.AST, imports: Dict[str, str], table: Dict[str, Tuple[str, str]]) -> List[Kept]:
     """``table``: qualified wrapper -> (its attribute holding the model, rule id)."""
     kept = []
-    for node in ast.walk(tree):
+    for node in module_nodes(tree):
         if not isinstance(node, ast.Call):
             continue
         name = qualify(dotted(node.func) or "", imports)
@@ -28,12 +29,12 @@ def kept_wrappers(tree: ast.AST, imports: Dict[str, str], table: Dict[str, Tuple
 def reads_attribute(tree: ast.AST, attribute: str) -> bool:
     """Whether the file reads ``.attribute`` outside a test for it (hasattr, getattr, isinstance)."""
     guarded = set()
-    for node in ast.walk(tree):
+    for node in module_nodes(tree):
         if isinstance(node, (ast.If, ast.IfExp)) and _tests_for(node.test, attribute):
             guarded.update(id(child) for child in ast.walk(node))
     return any(
         isinstance(node, ast.Attribute) and node.attr == attribute and id(node) not in guarded
-        for node in ast.walk(tree)
+        for node in module_nodes(tree)
     )
 
 

@@ -16,6 +16,7 @@ from typing import Callable, Dict, FrozenSet, List, Optional, Set, Tuple
 from gpu2npu.api_support import Namespaces, StatusOverride, normalise_api
 from gpu2npu.rules.kind import kind_named
 from gpu2npu.rules.model import NORMAL_SWITCHES, Rule, RuleSet
+from gpu2npu.rules.triggers import alternation, without_lookaheads
 
 # Stands for an f-string expression when a string rule matches the f-string's text.
 PLACEHOLDER = "\x00"
@@ -248,6 +249,7 @@ class RuleIndex:
     tree_trigger_words: set = field(default_factory=set)  # of the kinds that need a syntax tree
     triggers: Optional["re.Pattern[bytes]"] = None
     tree_triggers: Optional["re.Pattern[bytes]"] = None
+    statement_triggers: Optional["re.Pattern[str]"] = None  # tree_triggers, for decoded source
 
     def add_call_edit(self, key: str, rule: Rule, edit: Callable) -> None:
         self.calls.setdefault(key, []).append(CallEdit(rule, edit))
@@ -359,13 +361,10 @@ def compile_index(
         index.trigger_words.update(patterns)
         if not kind.text_only:
             index.tree_trigger_words.update(patterns)
-    index.triggers = _alternation(index.trigger_words)
-    index.tree_triggers = _alternation(index.tree_trigger_words)
+    index.triggers = alternation(index.trigger_words)
+    index.tree_triggers = alternation(index.tree_trigger_words)
+    # A trigger's lookaheads may judge by the whole file (``x.device`` is no int index unless the
+    # file assigns a ``.device`` somewhere): one statement is tested without them.
+    statement_words = {without_lookaheads(word) for word in index.tree_trigger_words}
+    index.statement_triggers = alternation(statement_words, text=True)
     return index
-
-
-def _alternation(patterns) -> Optional["re.Pattern[bytes]"]:
-    """One regex matching any of the patterns (longest first, so the scan stops early)."""
-    if not patterns:
-        return None
-    return re.compile("|".join(sorted(patterns, key=len, reverse=True)).encode("utf-8"))

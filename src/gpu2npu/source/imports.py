@@ -16,6 +16,8 @@ from __future__ import annotations
 import ast
 from typing import Dict, Iterable, List, NamedTuple, Optional, Set, Tuple
 
+from gpu2npu.source.parse import module_nodes
+
 STAR = "*"
 
 
@@ -74,7 +76,9 @@ def file_imports(tree: ast.AST) -> Dict[str, str]:
     """Local name -> qualified name of every absolute import anywhere in the file, read as one
     namespace (no scopes): a name imported as two different things is left out, since which
     one a use sees depends on the code path."""
-    return imports_table(node for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom)))
+    return imports_table(
+        node for node in module_nodes(tree) if isinstance(node, (ast.Import, ast.ImportFrom))
+    )
 
 
 def imports_table(statements: Iterable[ast.AST]) -> Dict[str, str]:

@@ -13,8 +13,9 @@ readers get through MAX_DEPTH levels of any kind of node.
 from __future__ import annotations
 
 import ast
+import itertools
 import sys
-from typing import Optional
+from typing import Iterator, List, Optional
 
 import libcst as cst
 
@@ -58,6 +59,24 @@ def parse_ast(data: bytes) -> Optional[ast.Module]:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     return tree if syntax_depth(tree) <= MAX_DEPTH else None
+
+
+def module_nodes(tree: ast.AST) -> Iterator[ast.AST]:
+    """The nodes of a file's whole tree in ``ast.walk``'s order, listed once and kept on the tree:
+    its many readers (kept code, imports, facts, the rewrite's skipper) share one traversal, and
+    this loop is twice as fast as ``ast.walk``. For whole trees only (a list is kept per tree)."""
+    below: Optional[List[ast.AST]] = getattr(tree, "_gpu2npu_nodes", None)
+    if below is None:
+        found = [tree]
+        for node in found:  # the list grows as it is read: breadth first, as ast.walk
+            for name in node._fields:
+                value = getattr(node, name, None)
+                if isinstance(value, list):
+                    found.extend(item for item in value if isinstance(item, ast.AST))
+                elif isinstance(value, ast.AST):
+                    found.append(value)
+        below = tree._gpu2npu_nodes = found[1:]  # without the tree itself: no reference cycle
+    return itertools.chain((tree,), below)
 
 
 def syntax_depth(tree: ast.AST, stop: int = MAX_DEPTH + 1) -> int:

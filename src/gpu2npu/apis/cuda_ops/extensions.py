@@ -13,6 +13,7 @@ from gpu2npu.apis.cuda_ops.cpp import CppText
 from gpu2npu.apis.cuda_ops.model import CudaOp, Extension
 from gpu2npu.source.imports import STAR, file_imports, imported_names, qualify
 from gpu2npu.source.names import dotted
+from gpu2npu.source.parse import module_nodes
 
 EXTENSION_KINDS = ("CUDAExtension", "CppExtension")
 LOADER_KINDS = ("load", "load_inline")
@@ -34,7 +35,7 @@ class _PythonFile:
         self.values: Dict[str, ast.AST] = {}  # NAME = <value>, last assignment in source order
         self.targets: Dict[int, str] = {}  # id(call) -> the name its result is assigned to
         assignments = []
-        for node in ast.walk(tree):
+        for node in module_nodes(tree):
             if isinstance(node, ast.ImportFrom):
                 self._bind_star_import(node)
             elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
@@ -121,7 +122,7 @@ def _argument(call: ast.Call, index: Optional[int], keyword: str) -> Optional[as
 
 
 def _extension_calls(tree: ast.AST, info: _PythonFile) -> List[Tuple[ast.Call, str]]:
-    calls = [(node, info.kind(node.func)) for node in ast.walk(tree) if isinstance(node, ast.Call)]
+    calls = [(node, info.kind(node.func)) for node in module_nodes(tree) if isinstance(node, ast.Call)]
     return sorted(((c, k) for c, k in calls if k), key=lambda item: (item[0].lineno, item[0].col_offset))
 
 

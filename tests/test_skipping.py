@@ -1,0 +1,171 @@
+"""The rewrite pass leaves statements no rule can touch unparsed (the skeleton) or unvisited (the
+skipper), and the trigger regexes: each gives exactly what a walk of the whole file gives."""
+
+import re
+import textwrap
+from pathlib import Path
+
+import pytest
+from helpers import builtin_index, index_with, write
+
+from gpu2npu.rewrite import engine, transformer
+from gpu2npu.rewrite.engine import migrate_source
+from gpu2npu.rewrite.skeleton import source_skeleton
+from gpu2npu.rules.triggers import alternation, without_lookaheads
+from gpu2npu.source.parse import parse_ast
+
+REPO = Path(__file__).resolve().parents[1]
+WAYS = ["skeleton", "skipper", "whole"]
+
+
+def migrated(data: bytes, way: str, index=None, monkeypatch=None):
+    """The result of the pass over the file's skeleton, over the whole file with the skipper, or
+    over the whole file walking every node."""
+    with pytest.MonkeyPatch.context() as patch:
+        if way != "skeleton":
+            patch.setattr(engine, "source_skeleton", lambda *args: None)
+        if way == "whole":
+            patch.setattr(transformer, "statement_skipper", lambda *args: None)
+        result = migrate_source(data, index or builtin_index("2.8.0"))
+    changes = [(c.start_line, c.end_line, c.message) for c in result.changes]
+    return result.new_bytes, changes, result.kept, result.skipped
+
+
+SHADOW_AND_ALIAS = """\
+import torch
+from torch import device as dev
+
+
+def f(n):
+    torch = load(n)
+    return torch.cuda.is_available()
+
+
+@decorated(
+    1,
+)
+def g():
+    \"\"\"doc
+    string\"\"\"
+    return 2
+    # footer
+
+
+x = dev(0)
+y = torch.cuda.is_available()
+"""
+
+
+def test_a_skipped_statement_still_shadows_an_import_and_an_alias_still_reaches_its_rule():
+    """``torch = load(n)`` names an import and rebinds it (so ``torch.cuda`` in f is not torch's);
+    ``dev(0)`` holds no trigger word but ``dev`` is torch.device: both statements are walked."""
+    expected = SHADOW_AND_ALIAS.replace("import torch\n", "import torch\nimport torch_npu\n", 1)
+    expected = expected.replace("dev(0)", "dev('npu:0')").replace("y = torch.cuda", "y = torch.npu")
+    for way in WAYS:
+        new_bytes, changes, _, _ = migrated(SHADOW_AND_ALIAS.encode(), way)
+        assert new_bytes.decode() == expected, way
+        assert changes == [
+            (1, 1, "insert import torch_npu"),
+            (20, 20, "an int device index in the arg at position 0 of torch.device becomes 'npu:N'"),
+            (21, 21, "change function torch.cuda.is_available to torch_npu.npu.is_available"),
+        ], way
+
+
+def test_the_skeleton_stubs_each_run_of_untouched_statements_at_its_indentation():
+    code = SHADOW_AND_ALIAS.encode()
+    skeleton = source_skeleton(code, parse_ast(code), builtin_index("2.8.0").statement_triggers)
+    stub = '__gpu2npu_skipped_0__ = """\n\n\n\n\n\n"""'  # g's 7 lines (its footer comment stays)
+    assert skeleton.data.decode() == SHADOW_AND_ALIAS.replace(
+        '@decorated(\n    1,\n)\ndef g():\n    """doc\n    string"""\n    return 2', stub
+    )
+    assert skeleton.restore(skeleton.data) == code
+    assert skeleton.restore(skeleton.data.replace(b"\n\n\n\n\n\n", b"\n")) is None  # then: whole file
+
+
+METHOD_RULE = """\
+rules:
+  MethodRenameRule:
+    - id: MINE1
+      old_name: launch
+      new_name: start
+"""
+
+
+def test_methods_a_class_defines_are_known_when_their_definitions_are_stubs(tmp_path):
+    write(tmp_path / "mine.yaml", METHOD_RULE)
+    index = index_with([tmp_path / "mine.yaml"], "2.8.0")
+    code = textwrap.dedent(
+        """\
+        class Runner:
+            def launch(self):
+                return 1
+
+            def other(self):
+                return 2
+
+            def go(self):
+                return self.launch()
+
+
+        job.launch()
+        """
+    ).encode()
+    skeleton = source_skeleton(code, parse_ast(code), index.statement_triggers)
+    assert skeleton.class_methods == {1: {"launch", "other", "go"}}
+    for way in WAYS:
+        new_bytes, changes, _, _ = migrated(code, way, index)
+        assert new_bytes == code.replace(b"job.launch()", b"job.start()"), way
+        assert changes == [(12, 12, "change function launch to start")], way
+
+
+ODD_FILES = {
+    "crlf": b"import torch\r\nx = 1\r\ndef f():\r\n    return 2\r\n\r\ny = torch.zeros(1).cuda()\r\n",
+    "tabs and form feed": b"import torch\n\x0c\ndef f():\n\treturn 2\n\n\ty = 1\ny = x.cuda()\n",
+    "latin-1": "# -*- coding: latin-1 -*-\nimport torch\ns = 'caf\xe9'\ny = x.cuda()\n".encode("latin-1"),
+    "a space-only last line": b"import torch\ny = x.cuda()\ndef f():\n    main()\n\n    ",
+    "a space-only line at the end": b"import torch\ny = x.cuda()\nif a:\n    main()\n\n    \n",
+    "comments below the last block": b"import torch\ny = x.cuda()\nif a:\n    main()\n    # a\n    # b\n",
+    "no line end at the end": b"import torch\ndef f():\n    return 1\ny = x.cuda()",
+    "statements sharing lines": b'"""doc"""; x = 1\nimport torch\na = (1,\n 2); b = 3\nc = x.cuda()\n',
+    "one-line blocks": b"import torch\nif a: b = 1\nelse:\n  c = 2\ntry: d = 3\nexcept E: pass\ny = x.cuda()",
+    "star import": b"from torch.cuda import *\nx = 1\nsynchronize()\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(ODD_FILES))
+def test_every_way_gives_the_same_result_on_odd_files(name):
+    results = {way: migrated(ODD_FILES[name], way) for way in WAYS}
+    assert results["skeleton"] == results["skipper"] == results["whole"]
+
+
+def test_every_way_gives_the_same_result_on_the_fixtures():
+    files = sorted((REPO / "tests" / "fixtures").rglob("*.py"))
+    assert len(files) > 50
+    for path in files:
+        data = path.read_bytes()
+        results = {way: migrated(data, way) for way in WAYS}
+        assert results["skeleton"] == results["skipper"] == results["whole"], path
+
+
+def test_the_trigger_regex_matches_the_lines_the_flat_alternation_matches():
+    words = builtin_index("2.8.0").tree_trigger_words
+    flat = re.compile("|".join(sorted(words, key=len, reverse=True)))
+    trie = alternation(words, text=True)
+    lines = [
+        line
+        for path in sorted((REPO / "tests" / "fixtures").rglob("*.py"))
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines()
+    ]
+    assert sum(bool(flat.search(line)) for line in lines) > 100
+    assert [bool(trie.search(line)) for line in lines] == [bool(flat.search(line)) for line in lines]
+    assert alternation({"cuda", "cuda:nccl", "npu_a", "npu_ab", r"\.to\("}, text=True).pattern == (
+        r"(?:\.to\(|cuda(?::nccl)?|npu_a(?:b)?)"
+    )
+    assert alternation({"cuda"}).pattern == b"cuda"  # of bytes, for whole files
+
+
+def test_a_statement_is_tested_without_the_lookaheads_that_judge_the_whole_file():
+    assert without_lookaheads(r"\.to\(\s*(?!\))(?!\w+\s*=[^=])x") == r"\.to\(\s*x"
+    assert without_lookaheads(r"a(?!b(c)[)(]\))d[^]x]e") == "ad[^]x]e"
+    assert builtin_index("2.8.0").statement_triggers.search("x.to(dtype)")  # the file's regex: no
+    assert not builtin_index("2.8.0").tree_triggers.search(b"x.to(dtype)")
