@@ -125,6 +125,8 @@ ODD_FILES = {
     "a space-only last line": b"import torch\ny = x.cuda()\ndef f():\n    main()\n\n    ",
     "a space-only line at the end": b"import torch\ny = x.cuda()\nif a:\n    main()\n\n    \n",
     "comments below the last block": b"import torch\ny = x.cuda()\nif a:\n    main()\n    # a\n    # b\n",
+    "a class last, a comment below": b"import torch\nx = 1\nclass A:\n    def f(self):\n"
+    b"        return y.cuda()\n# end\n",
     "no line end at the end": b"import torch\ndef f():\n    return 1\ny = x.cuda()",
     "statements sharing lines": b'"""doc"""; x = 1\nimport torch\na = (1,\n 2); b = 3\nc = x.cuda()\n',
     "one-line blocks": b"import torch\nif a: b = 1\nelse:\n  c = 2\ntry: d = 3\nexcept E: pass\ny = x.cuda()",

@@ -33,10 +33,17 @@ SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 def kept_compared_strings(tree: ast.AST, imports: Dict[str, str], strings, rule) -> List[Kept]:
     """``strings``: the index's string table (only literals it would rewrite are kept); ``rule``:
     the index's ComparedStrings."""
+
+    def rewritten(text: str) -> bool:
+        return strings.rewrite(text) is not None
+
+    literals = (n for n in module_nodes(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str))
+    if not any(rewritten(literal.value) for literal in literals):
+        return []  # no literal to keep: no scope to read
     found = []
     for scope in _scopes(tree):
         data = _DataView(scope, imports, rule.sources)
-        found += _compared_literals(scope, data, rule.methods, lambda text: strings.rewrite(text) is not None)
+        found += _compared_literals(scope, data, rule.methods, rewritten)
     if not found:
         return []
     numbers = _literal_numbers(tree)

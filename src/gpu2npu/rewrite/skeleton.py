@@ -22,6 +22,7 @@ import tokenize
 from typing import Dict, List, Optional, Set
 
 from gpu2npu.rewrite.skipping import LINE_END, first_line, hot_lines, statement_blocks
+from gpu2npu.source.parse import module_nodes
 
 STUB_NAME = "__gpu2npu_skipped_"
 INDENT = re.compile(r"[ \t\f]*")
@@ -74,9 +75,13 @@ def source_skeleton(data: bytes, tree: Optional[ast.Module], triggers) -> Option
         # simple statement (a stub), not after a compound one; the last statement is kept.
         body = body[:-1]
     builder.block(body)
+    classes = (node for node in module_nodes(tree) if isinstance(node, ast.ClassDef))
+    class_methods = {
+        first_line(node): {s.name for s in node.body if isinstance(s, FUNCTIONS)} for node in classes
+    }
     if not builder.stubs:
         return None
-    return Skeleton(builder.text().encode("utf-8"), builder.stubs, builder.held, builder.class_methods)
+    return Skeleton(builder.text().encode("utf-8"), builder.stubs, builder.held, class_methods)
 
 
 def _plain_utf8(data: bytes) -> bool:
@@ -98,7 +103,6 @@ class _Builder:
         self.stubs: List[str] = []
         self.held: List[str] = []
         self._spans: List[tuple] = []  # (start offset, end offset, stub)
-        self.class_methods: Dict[int, Set[str]] = {}  # first line of a class -> its methods
 
     def block(self, statements: List[ast.stmt]) -> None:
         """Stubs for the block's statements no rule can touch: one for each run of them (with
@@ -106,8 +110,6 @@ class _Builder:
         pending: Optional[List[int]] = None  # first and last line of the stub being grown
         for run in _runs(statements):
             first, last = first_line(run[0]), run[-1].end_lineno
-            if isinstance(run[0], ast.ClassDef):
-                self.class_methods[first] = {s.name for s in run[0].body if isinstance(s, FUNCTIONS)}
             if self._starts_line(run[0]) and not self._touches_hot(first, last):
                 pending = [pending[0] if pending else first, last]
                 continue

@@ -25,7 +25,7 @@ from gpu2npu.rewrite.skipping import statement_skipper
 from gpu2npu.rewrite.string_names import named_formatted_string, named_simple_string
 from gpu2npu.rewrite.strings import rewrite_formatted_string, rewrite_simple_string
 from gpu2npu.source.imports import bound_by_from_import, bound_by_import
-from gpu2npu.source.lines import NewlineCounter, line_breaks
+from gpu2npu.source.lines import NewlineCounter, chain_line_breaks, line_breaks
 from gpu2npu.source.names import chain_parts, dotted_expression, dotted_name
 from gpu2npu.source.scopes import LOCAL, ImportBinding, ScopeStack
 from gpu2npu.source.torch_names import names_several_cards
@@ -203,7 +203,8 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
 
     def _skip_lines_of(self, node: cst.CSTNode) -> None:
         """Count the newlines inside a node whose children this pass does not visit."""
-        self._newlines += line_breaks(self.code(node))
+        breaks = chain_line_breaks(node)
+        self._newlines += breaks if breaks is not None else line_breaks(self.code(node))
 
     def qualified_name(self, node: cst.BaseExpression) -> Optional[str]:
         """The original qualified name of a dotted reference, through the bindings seen so far."""
@@ -244,8 +245,10 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         self._class_names.append(node.name.value)
 
     def _methods_of(self, node: cst.ClassDef) -> Set[str]:
-        if self._skeleton is not None:  # its methods may be stubs
-            return self._skeleton.class_methods[self._newlines + 1 + len(node.leading_lines)]
+        if self._skeleton is not None:  # its methods may be stubs: the skeleton knows them
+            known = self._skeleton.class_methods.get(self._newlines + 1 + len(node.leading_lines))
+            if known is not None:
+                return known
         body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
         return {statement.name.value for statement in body if isinstance(statement, cst.FunctionDef)}
 

@@ -12,6 +12,19 @@ def line_breaks(text: str) -> int:
     return text.count("\n") + text.count("\r") - text.count("\r\n")
 
 
+def chain_line_breaks(node: cst.CSTNode):
+    """Line breaks inside a dotted name (``torch.cuda.synchronize``) without parentheses, read
+    off its dots (backslash continuations) instead of generating its code; None for other nodes."""
+    breaks = 0
+    while isinstance(node, cst.Attribute) and not node.lpar:
+        for space in (node.dot.whitespace_before, node.dot.whitespace_after):
+            if not isinstance(space, cst.SimpleWhitespace):
+                return None
+            breaks += line_breaks(space.value)
+        node = node.value
+    return breaks if isinstance(node, cst.Name) and not node.lpar else None
+
+
 class NewlineCounter:
     """Mixin for a libcst visitor or transformer walking a module in source order."""
 
