@@ -10,7 +10,7 @@ reproducible."""
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Dict, List, Optional, Tuple
 
@@ -48,14 +48,22 @@ TOP = 15  # bars per chart
 BAR_WIDTH = 300.0  # the longest bar, in SVG units (labels take 230 before it)
 
 
-@dataclass
 class DiffRow:
-    kind: str  # "same", "old", "new", "both" (changed on both sides), "gap"
-    old_number: Optional[int] = None
-    old_text: str = ""
-    new_number: Optional[int] = None
-    new_text: str = ""
-    notes: List[Tuple[str, str, str]] = field(default_factory=list)  # (rule, message, tip)
+    """One row of a side-by-side diff (slots: a large repository's page has some 100,000)."""
+
+    __slots__ = ("kind", "old_number", "old_text", "new_number", "new_text", "notes")
+
+    def __init__(
+        self,
+        kind: str,  # "same", "old", "new", "both" (changed on both sides), "gap"
+        old_number: Optional[int] = None,
+        old_text: str = "",
+        new_number: Optional[int] = None,
+        new_text: str = "",
+    ):
+        self.kind, self.old_number, self.old_text = kind, old_number, old_text
+        self.new_number, self.new_text = new_number, new_text
+        self.notes: List[Tuple[str, str, str]] = []  # (rule, message, tip)
 
 
 @dataclass
@@ -81,8 +89,10 @@ def write_html(directory: Path, run, data: dict) -> None:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    html = environment.get_template("report.html.j2").render(**page)
-    (directory / HTML_FILE).write_text(shown(html), encoding="utf-8")  # file names' odd bytes escaped
+    # Written as it is rendered: a page of a large repository never sits in memory whole.
+    with (directory / HTML_FILE).open("w", encoding="utf-8") as out:
+        for piece in environment.get_template("report.html.j2").generate(**page):
+            out.write(shown(piece))  # file names' odd bytes escaped
 
 
 # -- the diffs ------------------------------------------------------------------------------------

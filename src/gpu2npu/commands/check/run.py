@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import os
+from collections import OrderedDict
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence
+from typing import List, Optional, Sequence
 
 from gpu2npu.apis.judge import file_verdicts
 from gpu2npu.commands.check.baseline import new_findings, read_baseline, write_baseline
@@ -94,18 +95,26 @@ def _display_prefix(root: Path) -> str:
 
 
 class SourceLines:
-    """Line texts of the project's files, read on first use: only files with findings are read."""
+    """Line texts of the project's files, read on first use: only files with findings are read,
+    and only the last few read are kept (findings come file by file; all of Megatron-LM's lines
+    held at once were a fifth of check's memory)."""
+
+    KEPT = 16
 
     def __init__(self, root: Path):
         self.root = root
-        self._cache: Dict[str, List[str]] = {}
+        self._cache: "OrderedDict[str, List[str]]" = OrderedDict()
 
     def get(self, rel: str, default=None) -> List[str]:
-        if rel not in self._cache:
+        if rel in self._cache:
+            self._cache.move_to_end(rel)
+        else:
             try:
                 self._cache[rel] = (self.root / rel).read_bytes().decode("utf-8", "replace").splitlines()
             except OSError:
                 self._cache[rel] = []
+            if len(self._cache) > self.KEPT:
+                self._cache.popitem(last=False)
         return self._cache[rel] or (default if default is not None else [])
 
 
