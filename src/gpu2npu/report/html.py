@@ -10,6 +10,7 @@ reproducible."""
 from __future__ import annotations
 
 import difflib
+import itertools
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Dict, List, Optional, Tuple
@@ -89,10 +90,15 @@ def write_html(directory: Path, run, data: dict) -> None:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    # Written as it is rendered: a page of a large repository never sits in memory whole.
+    # Written as it is rendered, some thousand pieces at a time: a page of a large repository
+    # never sits in memory whole.
+    pieces = environment.get_template("report.html.j2").generate(**page)
     with (directory / HTML_FILE).open("w", encoding="utf-8") as out:
-        for piece in environment.get_template("report.html.j2").generate(**page):
-            out.write(shown(piece))  # file names' odd bytes escaped
+        while True:
+            batch = list(itertools.islice(pieces, 4096))
+            if not batch:
+                break
+            out.write(shown("".join(batch)))  # file names' odd bytes escaped
 
 
 # -- the diffs ------------------------------------------------------------------------------------
