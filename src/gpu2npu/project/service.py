@@ -299,4 +299,7 @@ def _close_cache(cache: result_cache.ResultCache, results: List[worker.FileResul
 def _judge(run: ProjectRun) -> ApiReports:
     calls = (c for r in run.all_results for c in r.calls)
     kept = ((r.rel, guard) for r in run.all_results for guard in r.kept)
-    return api_reports(calls, run.index, run.scan.ops, run.scan.extensions, kept)
+    reports = api_reports(calls, run.index, run.scan.ops, run.scan.extensions, kept)
+    for result in run.all_results:
+        result.calls = []  # judged: the largest part of the results, freed before the reports' pages
+    return reports
