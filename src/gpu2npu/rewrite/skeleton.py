@@ -75,12 +75,12 @@ def source_skeleton(data: bytes, tree: Optional[ast.Module], triggers) -> Option
         # simple statement (a stub), not after a compound one; the last statement is kept.
         body = body[:-1]
     builder.block(body)
+    if not builder.stubs:
+        return None
     classes = (node for node in module_nodes(tree) if isinstance(node, ast.ClassDef))
     class_methods = {
         first_line(node): {s.name for s in node.body if isinstance(s, FUNCTIONS)} for node in classes
     }
-    if not builder.stubs:
-        return None
     return Skeleton(builder.text().encode("utf-8"), builder.stubs, builder.held, class_methods)
 
 
