@@ -59,9 +59,9 @@ class Skeleton:
 def source_skeleton(data: bytes, tree: Optional[ast.Module], triggers) -> Optional[Skeleton]:
     """The skeleton of a file, or None where libcst must parse all of it (nothing to leave
     out, not UTF-8, a stub's name in the file, or no skipper for it)."""
-    if tree is None or not tree.body or STUB_NAME.encode() in data or not _plain_utf8(data):
+    source = _utf8_text(data) if tree is not None and tree.body and STUB_NAME.encode() not in data else None
+    if source is None:
         return None
-    source = data.decode("utf-8")
     hot = hot_lines(source, tree, triggers)
     if hot is None:
         return None
@@ -84,13 +84,14 @@ def source_skeleton(data: bytes, tree: Optional[ast.Module], triggers) -> Option
     return Skeleton(builder.text().encode("utf-8"), builder.stubs, builder.held, class_methods)
 
 
-def _plain_utf8(data: bytes) -> bool:
+def _utf8_text(data: bytes) -> Optional[str]:
+    """The file's text when it is plain UTF-8 (no BOM, no other declared encoding), else None."""
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-        data.decode("utf-8")
+        text = data.decode("utf-8")
     except (SyntaxError, UnicodeDecodeError):
-        return False
-    return encoding == "utf-8"  # not utf-8-sig (a BOM) nor a declared other encoding
+        return None
+    return text if encoding == "utf-8" else None
 
 
 class _Builder:
