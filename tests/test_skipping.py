@@ -11,7 +11,7 @@ from helpers import builtin_index, index_with, write
 from gpu2npu.rewrite import engine, transformer
 from gpu2npu.rewrite.engine import migrate_source
 from gpu2npu.rewrite.skeleton import source_skeleton
-from gpu2npu.rules.triggers import alternation, without_lookaheads
+from gpu2npu.rules.triggers import alternation, name_words, without_lookaheads
 from gpu2npu.source.parse import parse_ast
 
 REPO = Path(__file__).resolve().parents[1]
@@ -171,3 +171,69 @@ def test_a_statement_is_tested_without_the_lookaheads_that_judge_the_whole_file(
     assert without_lookaheads(r"a(?!b(c)[)(]\))d[^]x]e") == "ad[^]x]e"
     assert builtin_index("2.8.0").statement_triggers.search("x.to(dtype)")  # the file's regex: no
     assert not builtin_index("2.8.0").tree_triggers.search(b"x.to(dtype)")
+
+
+def test_a_qualified_name_needs_no_word_of_its_own_where_a_word_already_there_is_in_it():
+    names = {
+        "torch.cuda",
+        "torch.cuda.Event.elapsed_time",
+        "torch.distributed.is_nccl_available",
+        "torch.distributed.ProcessGroupGloo",
+        "torch.distributed.elastic.run",
+        "torch.nn.parallel.DistributedDataParallel",
+    }
+    # torch.cuda brings `cuda` (covering the names under it); `nccl` and `DataParallel` were there
+    assert name_words(names, {"nccl", "DataParallel", r"\.to\(\s*(?!\))"}) == {"cuda", "distributed"}
+    assert name_words({"torch.distributed.is_nccl_available"}, {r"\.to\(\s*(?!\))"}) == {"distributed"}
+    assert name_words({"torch.solve"}, set()) == {"solve"}
+
+
+def test_a_file_reaches_the_syntax_tree_only_where_a_rule_of_the_version_can_fire():
+    index = builtin_index("2.8.0")
+    needs_tree = {
+        # `distributed` alone is no longer a trigger: only the names the rules move
+        "import torch.distributed as dist\ndist.barrier()\n": False,
+        "import torch.distributed as dist\nok = dist.is_nccl_available()\n": True,
+        "from torch.distributed import is_nccl_available as ok\n": True,
+        "import torch.distributed as dist\nb = dist.Backend.NCCL\n": True,
+        "from torch.nn.parallel import DistributedDataParallel as DDP\n": True,
+        # x.device passed as a device is an int only where the file assigns .device or parses
+        # arguments: both must be there (gated), one alone sends nothing
+        "parser.add_argument('--lr')\n": False,
+        "y = x.to(args.device)\n": False,
+        "parser.add_argument('--device', type=int)\ny = x.to(args.device)\n": True,
+        "m.device = 0\nz = torch.zeros(2, device=m.device)\n": True,
+        "y = x.to(rank)\n": True,
+    }
+    assert {source: index.needs_tree(source.encode()) for source in needs_tree} == needs_tree
+
+
+def test_the_gated_device_attribute_still_reaches_its_rule():
+    source = (
+        "import argparse\nparser = argparse.ArgumentParser()\nparser.add_argument('--device', type=int)\n"
+        "args = parser.parse_args()\n\n\ndef f(x):\n    return x.to(args.device)\n"
+    )
+    after = migrate_source(source.encode(), builtin_index("2.8.0")).new_bytes.decode()
+    assert after.splitlines()[-1] == (
+        "    return x.to(f'npu:{args.device}' if isinstance(args.device, int) else args.device)"
+    )
+    for way in WAYS:
+        assert migrated(source.encode(), way)[0].decode() == after
+
+
+def test_a_statement_using_a_moved_name_through_an_import_alias_is_rewritten_from_the_skeleton():
+    source = textwrap.dedent(
+        """\
+        import torch.distributed as dist
+
+
+        def backend():
+            dist.barrier()
+            return dist.Backend.NCCL if dist.is_nccl_available() else 'gloo'
+        """
+    ).encode()
+    results = {way: migrated(source, way) for way in WAYS}
+    assert results["skeleton"] == results["skipper"] == results["whole"]
+    assert results["skeleton"][0].decode().splitlines()[-1] == (
+        "    return dist.Backend.HCCL if dist.is_hccl_available() else 'gloo'"
+    )

@@ -415,6 +415,8 @@ def _call_kind(call: ast.Call, qualified: str, imported: bool) -> str:
         return "device"
     if last in TENSOR_FACTORIES and _is_torch(head):
         return "tensor"
+    if last.endswith("_dtype"):  # get_default_dtype(), get_parameter_dtype(model): as the triggers say
+        return "dtype"
     return UNKNOWN
 
 

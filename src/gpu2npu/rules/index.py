@@ -16,7 +16,15 @@ from typing import Callable, Dict, FrozenSet, List, Optional, Set, Tuple
 from gpu2npu.api_support import Namespaces, StatusOverride, normalise_api
 from gpu2npu.rules.kind import kind_named
 from gpu2npu.rules.model import NORMAL_SWITCHES, Rule, RuleSet
-from gpu2npu.rules.triggers import alternation, without_lookaheads
+from gpu2npu.rules.triggers import (
+    Gated,
+    alternation,
+    any_trigger,
+    compile_gated,
+    name_words,
+    split_gated,
+    without_lookaheads,
+)
 
 # Stands for an f-string expression when a string rule matches the f-string's text.
 PLACEHOLDER = "\x00"
@@ -247,8 +255,12 @@ class RuleIndex:
     derived: Dict[str, object] = field(default_factory=dict)  # tables a file kind builds once (derive)
     trigger_words: set = field(default_factory=set)  # regexes (plain words escaped)
     tree_trigger_words: set = field(default_factory=set)  # of the kinds that need a syntax tree
+    trigger_pairs: set = field(default_factory=set)  # (gate, pattern): both must match (split_gated)
+    tree_trigger_pairs: set = field(default_factory=set)
     triggers: Optional["re.Pattern[bytes]"] = None
     tree_triggers: Optional["re.Pattern[bytes]"] = None
+    gated: Gated = ()
+    tree_gated: Gated = ()
     statement_triggers: Optional["re.Pattern[str]"] = None  # tree_triggers, for decoded source
 
     def add_call_edit(self, key: str, rule: Rule, edit: Callable) -> None:
@@ -342,29 +354,41 @@ class RuleIndex:
 
     def needs_rewrite(self, data: bytes) -> bool:
         """Cheap first test on the raw bytes: can any rule fire in this file at all?"""
-        return self.triggers is not None and self.triggers.search(data) is not None
+        return any_trigger(self.triggers, self.gated, data)
 
     def needs_tree(self, data: bytes) -> bool:
         """Can a rule that edits the syntax tree fire here (not just a text-only import insertion)?"""
-        return self.tree_triggers is not None and self.tree_triggers.search(data) is not None
+        return any_trigger(self.tree_triggers, self.tree_gated, data)
 
 
 def compile_index(
     rule_set: RuleSet, version: str, disabled_ids=(), switches: FrozenSet[str] = NORMAL_SWITCHES
 ) -> RuleIndex:
     index = RuleIndex(version=version)
+    names, tree_names = set(), set()
     for rule in rule_set.active(version, disabled_ids, switches):
         kind = kind_named(rule.kind)
         kind.compile(rule, index)
         index.rules_by_id[rule.id] = rule
-        patterns = kind.triggers(rule)
+        patterns, pairs = split_gated(kind.triggers(rule))
         index.trigger_words.update(patterns)
+        index.trigger_pairs.update(pairs)
+        names.update(kind.trigger_names(rule))
         if not kind.text_only:
             index.tree_trigger_words.update(patterns)
+            index.tree_trigger_pairs.update(pairs)
+            tree_names.update(kind.trigger_names(rule))
+    index.tree_trigger_words.update(map(re.escape, name_words(tree_names, index.tree_trigger_words)))
+    index.trigger_words.update(index.tree_trigger_words)
+    index.trigger_words.update(map(re.escape, name_words(names - tree_names, index.trigger_words)))
     index.triggers = alternation(index.trigger_words)
     index.tree_triggers = alternation(index.tree_trigger_words)
+    index.gated = compile_gated(index.trigger_pairs)
+    index.tree_gated = compile_gated(index.tree_trigger_pairs)
     # A trigger's lookaheads may judge by the whole file (``x.device`` is no int index unless the
     # file assigns a ``.device`` somewhere): one statement is tested without them.
+    # Of a gated pair, the statement the rule edits holds the pattern; the gate's may be anywhere.
     statement_words = {without_lookaheads(word) for word in index.tree_trigger_words}
+    statement_words.update(without_lookaheads(pattern) for _, pattern in index.tree_trigger_pairs)
     index.statement_triggers = alternation(statement_words, text=True)
     return index

@@ -13,6 +13,8 @@ to edit. A kind declares:
   literals, imports) and the API statuses the reports read;
 * ``trigger_words(rule)`` / ``triggers(rule)``: text one of which a file must contain for the
   rule to fire there (the byte scan that sends most files straight to the copy);
+  ``trigger_names(rule)``: qualified names the rule acts on, for which the index picks words
+  (``gpu2npu.rules.triggers.name_words``);
   ``text_only``: a file only such rules trigger can be edited as text, without a syntax tree;
 * ``describe(rule)``: one line for ``gpu2npu rules list`` and the summary table;
 * ``file_kind``: the kind of file its rules act on (``FileRuleKind`` for all but Python);
@@ -54,8 +56,12 @@ class RuleKind:
     def trigger_words(self, rule: Rule) -> Iterable[str]:
         return ()
 
-    def triggers(self, rule: Rule) -> Set[str]:
-        """Regexes (on the file's bytes, decoded as UTF-8) of which one must match."""
+    def trigger_names(self, rule: Rule) -> Iterable[str]:
+        return ()
+
+    def triggers(self, rule: Rule) -> Set:
+        """Regexes (on the file's bytes, decoded as UTF-8) of which one must match; a
+        ``(gate, pattern)`` pair matches where both do (``gpu2npu.rules.triggers.split_gated``)."""
         return {re.escape(word) for word in self.trigger_words(rule)}
 
     def describe(self, rule: Rule) -> str:

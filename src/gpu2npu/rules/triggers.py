@@ -8,7 +8,7 @@ each position, so a flat alternation of hundreds of words scans a file about ten
 from __future__ import annotations
 
 import re
-from typing import Dict, Iterable, Optional
+from typing import Dict, Iterable, Optional, Set, Tuple
 
 ESCAPED = re.compile(r"\\(.)", re.DOTALL)
 
@@ -25,6 +25,55 @@ def alternation(patterns: Iterable[str], text: bool = False) -> Optional[re.Patt
         branches.append(_trie_pattern(_trie(_unescaped(w) for w in words)))
     pattern = "|".join(branches)
     return re.compile(pattern, re.ASCII) if text else re.compile(pattern.encode("utf-8"))
+
+
+Gated = Tuple[Tuple["re.Pattern[bytes]", "re.Pattern[bytes]"], ...]
+
+
+def split_gated(patterns: Iterable) -> Tuple[Set[str], Set[Tuple[str, str]]]:
+    """A kind's triggers: regexes, and ``(gate, pattern)`` pairs, whose two parts must both match
+    somewhere in the file (one regex for both would rescan the file from every match of one)."""
+    patterns = set(patterns)
+    pairs = {p for p in patterns if isinstance(p, tuple)}
+    return patterns - pairs, pairs
+
+
+def compile_gated(pairs: Iterable[Tuple[str, str]]) -> Gated:
+    """The pairs, one alternation of the patterns per gate: a file is tested for each gate once."""
+    by_gate: Dict[str, Set[str]] = {}
+    for gate, pattern in pairs:
+        by_gate.setdefault(gate, set()).add(pattern)
+    return tuple((alternation([gate]), alternation(patterns)) for gate, patterns in sorted(by_gate.items()))
+
+
+def any_trigger(pattern: Optional["re.Pattern[bytes]"], gated: Gated, data: bytes) -> bool:
+    """Whether a file matches the alternation, or both parts of one gated pair."""
+    if pattern is not None and pattern.search(data) is not None:
+        return True
+    return any(gate.search(data) is not None and pair.search(data) is not None for gate, pair in gated)
+
+
+def name_words(names: Iterable[str], patterns: Iterable[str]) -> Set[str]:
+    """Words for qualified names, added to trigger ``patterns``: for each name, one that every
+    reference to it contains.
+
+    The rewrite resolves a reference through the file's own imports, so a reference to
+    ``torch.distributed.is_nccl_available`` spells each segment after the root somewhere in the
+    file (``dist.is_nccl_available`` after ``import torch.distributed as dist``, or
+    ``from torch.distributed import is_nccl_available as ok``): any of them is a valid trigger.
+    A name needs no word of its own when a segment contains a plain word already there (``nccl``
+    in ``is_nccl_available``, ``DataParallel`` in ``torch.nn.parallel.DistributedDataParallel``);
+    else it gets the segment under the root (``distributed``, ``nn``), which covers every
+    longer name under it too.
+    """
+    words = {_unescaped(p) for p in patterns if re.escape(_unescaped(p)) == p}
+    added: Set[str] = set()
+    for name in sorted(names, key=lambda n: (n.count("."), n)):
+        segments = name.split(".")[1:] or [name]
+        if not any(word in segment for segment in segments for word in words):
+            words.add(segments[0])
+            added.add(segments[0])
+    return added
 
 
 def without_lookaheads(pattern: str) -> str:

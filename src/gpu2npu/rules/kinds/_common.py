@@ -83,6 +83,16 @@ def name_trigger(qualified: str) -> str:
     return parts[1] if len(parts) > 1 else parts[0]
 
 
+def dotted_name(name: str) -> set:
+    """``trigger_names`` of a rule on ``name``: itself when it is a qualified name."""
+    return {name} if "." in name else set()
+
+
+def method_word(name: str, word: str) -> set:
+    """``trigger_words`` of a rule on ``name``: ``word`` when it is a method on any receiver."""
+    return set() if "." in name else {word}
+
+
 def name_subject(old_name: str) -> str:
     """A renamed name as third_party reports it: dotted names as they are, a method or
     attribute on any receiver as ``*.name``."""

@@ -22,8 +22,9 @@ from gpu2npu.rules.kinds._common import (
     CallArgumentKind,
     argument_label,
     argument_place,
+    dotted_name,
     is_expression,
-    name_trigger,
+    method_word,
     shortened,
 )
 from gpu2npu.rules.model import Field
@@ -52,8 +53,10 @@ class ArgsModify(CallArgumentKind):
         return _white_list_problem(fields["white_list"])
 
     def trigger_words(self, rule):
-        name = rule["func_name"]
-        return {name_trigger(name)} if "." in name else {f".{name}("}
+        return method_word(rule["func_name"], f".{rule['func_name']}(")
+
+    def trigger_names(self, rule):
+        return dotted_name(rule["func_name"])
 
     def describe(self, rule):
         action = "delete" if rule["arg_new"] == "" else f"set to {rule['arg_new']}"

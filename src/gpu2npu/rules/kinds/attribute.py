@@ -5,7 +5,7 @@ receiver (``x.is_cuda`` -> ``x.is_npu``)."""
 
 from gpu2npu.rules.index import NameTarget, Rename
 from gpu2npu.rules.kind import RuleKind
-from gpu2npu.rules.kinds._common import check_names, name_subject, name_trigger, parent
+from gpu2npu.rules.kinds._common import check_names, dotted_name, method_word, name_subject, parent
 from gpu2npu.rules.model import Field
 
 
@@ -33,8 +33,10 @@ class ReplaceAttribute(RuleKind):
             index.attributes[old] = Rename(new, rule.id, "attribute")
 
     def trigger_words(self, rule):
-        old = rule["old_name"]
-        return {name_trigger(old)} if "." in old else {"." + old}
+        return method_word(rule["old_name"], "." + rule["old_name"])
+
+    def trigger_names(self, rule):
+        return dotted_name(rule["old_name"])
 
     def describe(self, rule):
         old, new = rule["old_name"], rule["new_name"]

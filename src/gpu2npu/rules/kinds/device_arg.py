@@ -32,12 +32,19 @@ STRING_NODES = (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)
 
 # Values apply() never wraps whatever the file says: strings, dtypes, None, and `x.device` --
 # unless the file assigns a `.device` attribute or parses arguments (then `x.device` may be an
-# int, and the two extra patterns send the file to the full pass).
+# int: see _device_attribute_where_it_may_be_int).
+_DEVICE_ATTRIBUTE = r"[\w.]*\.device\b"
 _NEVER_INT = (
-    r"(?![rRbBuUfF]{0,2}['\"])(?!None\b)(?!(?:[\w.]*[._])?dtype\b)(?![\w.]*\.device\b)"
+    r"(?![rRbBuUfF]{0,2}['\"])(?!None\b)(?!(?:[\w.]*[._])?dtype\b)(?!" + _DEVICE_ATTRIBUTE + ")"
     r"(?!torch\.(?:" + "|".join(sorted(DTYPE_NAMES)) + r")\b)"
 )
-_MAY_MAKE_DEVICE_ATTRIBUTES_INT = (r"\.device\s*=[^=]", r"add_argument")
+_MAY_MAKE_DEVICE_ATTRIBUTES_INT = r"\.device\s*=[^=]|add_argument"
+
+
+def _device_attribute_where_it_may_be_int(argument: str) -> tuple:
+    """A gated trigger: ``x.device`` passed as ``argument``, in a file that assigns a ``.device``
+    attribute or parses arguments."""
+    return (_MAY_MAKE_DEVICE_ATTRIBUTES_INT, argument + _DEVICE_ATTRIBUTE)
 
 
 class DeviceArg(CallArgumentKind):
@@ -61,14 +68,18 @@ class DeviceArg(CallArgumentKind):
         """Regexes a file must match for this rule to possibly fire in it (plain words would send
         most model files to libcst)."""
         name = rule["func_name"]
-        patterns = set(_MAY_MAKE_DEVICE_ATTRIBUTES_INT)
+        patterns = set()
         if rule["arg_keyword"]:
-            patterns.add(r"\b" + re.escape(rule["arg_keyword"]) + r"\s*=\s*" + _NEVER_INT)
-        if rule["arg_idx"] >= 0:
-            callee = re.escape("." + name if "." not in name else name_trigger(name))
-            patterns.add(
-                callee + r"\(\s*(?!\))(?!\w+\s*=[^=])" + _NEVER_INT if rule["arg_idx"] == 0 else callee
-            )
+            keyword = r"\b" + re.escape(rule["arg_keyword"]) + r"\s*=\s*"
+            patterns |= {keyword + _NEVER_INT, _device_attribute_where_it_may_be_int(keyword)}
+        if rule["arg_idx"] == 0:
+            call = re.escape("." + name if "." not in name else name_trigger(name)) + r"\(\s*"
+            patterns |= {
+                call + r"(?!\))(?!\w+\s*=[^=])" + _NEVER_INT,
+                _device_attribute_where_it_may_be_int(call),
+            }
+        elif rule["arg_idx"] > 0:
+            patterns.add(re.escape("." + name if "." not in name else name_trigger(name)))
         return patterns
 
     def describe(self, rule):

@@ -15,7 +15,7 @@ import libcst as cst
 
 from gpu2npu.rules.index import NameTarget
 from gpu2npu.rules.kind import RuleKind
-from gpu2npu.rules.kinds._common import check_names, is_identifier, name_subject, name_trigger
+from gpu2npu.rules.kinds._common import check_names, is_identifier, name_subject
 from gpu2npu.rules.model import Field
 from gpu2npu.source.names import dotted_expression
 
@@ -37,8 +37,8 @@ class DeviceCall(RuleKind):
         index.names[rule["old_name"]] = NameTarget(rule["new_name"], rule.id, "function")
         index.add_call_edit(rule["old_name"], rule, _pass_the_device)
 
-    def trigger_words(self, rule):
-        return {name_trigger(rule["old_name"])}
+    def trigger_names(self, rule):
+        return {rule["old_name"]}
 
     def describe(self, rule):
         device = f"{rule['device']}, " if rule["device"] else ""

@@ -25,8 +25,9 @@ from gpu2npu.rules.kinds._common import (
     CallArgumentKind,
     argument_label,
     argument_place,
+    dotted_name,
+    method_word,
     name_subject,
-    name_trigger,
 )
 from gpu2npu.rules.model import Field
 from gpu2npu.source.arguments import delete_argument, replace_value
@@ -57,8 +58,10 @@ class DeviceIdArg(CallArgumentKind):
         return super().validate(fields)
 
     def trigger_words(self, rule):
-        name = rule["func_name"]
-        return {name_trigger(name)} if "." in name else {f".{name}("}
+        return method_word(rule["func_name"], f".{rule['func_name']}(")
+
+    def trigger_names(self, rule):
+        return dotted_name(rule["func_name"])
 
     def describe(self, rule):
         which = "a fixed index" if rule["values"] == "indexed" else "any value"

@@ -8,7 +8,15 @@ dot-free ``old_name`` is a method called on any receiver, as in the reference
 
 from gpu2npu.rules.index import NameTarget, Rename
 from gpu2npu.rules.kind import RuleKind
-from gpu2npu.rules.kinds._common import check_names, is_identifier, last, name_subject, name_trigger, parent
+from gpu2npu.rules.kinds._common import (
+    check_names,
+    dotted_name,
+    is_identifier,
+    last,
+    method_word,
+    name_subject,
+    parent,
+)
 from gpu2npu.rules.model import Field
 
 
@@ -37,8 +45,10 @@ class FuncNameModify(RuleKind):
             index.methods[rule["old_name"]] = Rename(last(rule["new_name"]), rule.id, "function")
 
     def trigger_words(self, rule):
-        old = rule["old_name"]
-        return {name_trigger(old)} if "." in old else {"." + old}
+        return method_word(rule["old_name"], "." + rule["old_name"])
+
+    def trigger_names(self, rule):
+        return dotted_name(rule["old_name"])
 
     def describe(self, rule):
         old, new = rule["old_name"], rule["new_name"]

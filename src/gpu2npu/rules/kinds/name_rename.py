@@ -11,7 +11,7 @@ is no CUDA-only code (a CUDA test before it is still migrated).
 
 from gpu2npu.rules.index import NameTarget
 from gpu2npu.rules.kind import RuleKind
-from gpu2npu.rules.kinds._common import check_names, name_subject, name_trigger
+from gpu2npu.rules.kinds._common import check_names, name_subject
 from gpu2npu.rules.model import Field
 
 
@@ -35,8 +35,8 @@ class NameRename(RuleKind):
             rule["new_name"], rule.id, "name", rule["only_existing"], rule["tip"], rule["removed_in"]
         )
 
-    def trigger_words(self, rule):
-        return {name_trigger(rule["old_name"])} if rule["new_name"] is not None else set()
+    def trigger_names(self, rule):
+        return {rule["old_name"]} if rule["new_name"] is not None else set()
 
     def describe(self, rule):
         new = rule["new_name"] if rule["new_name"] is not None else "(kept: no NPU counterpart)"
