@@ -68,18 +68,19 @@ class DeviceArg(CallArgumentKind):
         """Regexes a file must match for this rule to possibly fire in it (plain words would send
         most model files to libcst)."""
         name = rule["func_name"]
+        callee = re.escape("." + name if "." not in name else name_trigger(name))
         patterns = set()
         if rule["arg_keyword"]:
             keyword = r"\b" + re.escape(rule["arg_keyword"]) + r"\s*=\s*"
             patterns |= {keyword + _NEVER_INT, _device_attribute_where_it_may_be_int(keyword)}
         if rule["arg_idx"] == 0:
-            call = re.escape("." + name if "." not in name else name_trigger(name)) + r"\(\s*"
+            call = callee + r"\(\s*"
             patterns |= {
                 call + r"(?!\))(?!\w+\s*=[^=])" + _NEVER_INT,
                 _device_attribute_where_it_may_be_int(call),
             }
         elif rule["arg_idx"] > 0:
-            patterns.add(re.escape("." + name if "." not in name else name_trigger(name)))
+            patterns.add(callee)
         return patterns
 
     def describe(self, rule):
