@@ -11,9 +11,10 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from helpers import REPO, run_cli
+from helpers import REPO, run_cli, run_cli_without
 
 from gpu2npu.report.html import HEADLESS_CHROMIUM, side_by_side
+from gpu2npu.report.html_process import PageProcess
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 needs_chromium = pytest.mark.skipif(
@@ -87,6 +88,31 @@ def test_code_from_the_project_is_shown_as_text(tmp_path):
     assert text.count("<script") == 1  # the page's own
     assert "banner = &#39;&lt;script&gt;alert(1)&lt;/script&gt;&#39; if torch.cuda.is_available()" in text
     assert "banner = &#39;&lt;script&gt;alert(1)&lt;/script&gt;&#39; if torch.npu.is_available()" in text
+
+
+def test_the_page_is_rendered_in_a_process_of_its_own(tmp_path):
+    """The migrating process never imports pandas (a third of its peak memory on a large
+    repository): a run where ``import pandas`` fails in it still writes the same page."""
+    result = run_cli_without("pandas", "migrate", "-i", REPO / "examples" / "cifar_resnet", "-o", tmp_path)
+    assert result.returncode == 0, result.stderr
+    page = tmp_path / "cifar_resnet_msft" / "transplant_result_file" / "report.html"
+    expected = REPO / "examples" / "expected" / "cifar_resnet_msft" / "transplant_result_file" / "report.html"
+    assert page.read_bytes() == expected.read_bytes()
+
+
+def test_a_page_that_cannot_be_rendered_is_an_error_naming_the_page(tmp_path):
+    page = {"data": {}, "input_root": str(tmp_path / "gone"), "output_root": str(tmp_path)}
+    page.update(changed=["a.py"], notes={}, target="npu", mode="full")
+    with PageProcess() as pages, pytest.raises(RuntimeError, match=r"rendering report.html: .*No such file"):
+        pages.render(tmp_path, page)
+    assert not (tmp_path / "report.html").exists()
+
+
+def test_a_page_process_left_unused_is_stopped(tmp_path):
+    with PageProcess() as pages:
+        child = pages._child
+        assert child.poll() is None  # waiting for its page
+    assert child.returncode is not None
 
 
 @needs_chromium

@@ -14,6 +14,7 @@ from gpu2npu.project.patch import tree_patch
 from gpu2npu.project.paths import destination
 from gpu2npu.project.plan import REPORT_DIR
 from gpu2npu.project.service import ProjectRun, migrate_files, start_project
+from gpu2npu.report.html_process import PageProcess
 from gpu2npu.report.migration import write_reports
 from gpu2npu.styles import style_named
 
@@ -21,20 +22,22 @@ from gpu2npu.styles import style_named
 def run_migration(options: ProjectOptions, output: OutputOptions, diff: bool = False) -> ProjectRun:
     style = style_named(options.style)
     target = destination(options.input, output, style.output_suffix, writes=not diff)
-    run = start_project(options, target.name)
     if diff:
+        run = start_project(options, target.name)
         migrate_files(run, None)
         return run
-    with AtomicTree.building(target, output.force) as tree:
-        migrate_files(run, tree)
-        if style.launcher:
-            run.launcher = _write_launcher(tree, style, run)
-        write_reports(tree.path(REPORT_DIR), run)
-        if output.patch is not None:  # written before the tree is put in place: both or neither
-            try:
-                write_atomically(output.patch, _migration_patch(run, tree))
-            except OSError as exc:
-                raise output_error(str(output.patch), exc) from exc
+    with PageProcess() as pages:  # started first: it imports its libraries while this one works
+        run = start_project(options, target.name)
+        with AtomicTree.building(target, output.force) as tree:
+            migrate_files(run, tree)
+            if style.launcher:
+                run.launcher = _write_launcher(tree, style, run)
+            write_reports(tree.path(REPORT_DIR), run, pages)
+            if output.patch is not None:  # written before the tree is put in place: both or neither
+                try:
+                    write_atomically(output.patch, _migration_patch(run, tree))
+                except OSError as exc:
+                    raise output_error(str(output.patch), exc) from exc
     return run
 
 

@@ -76,13 +76,28 @@ class FileDiff:
     rows: List[DiffRow]
 
 
-def write_html(directory: Path, run, data: dict) -> None:
-    """The page of a migration whose reports ``data`` (report.json's content) describes; its
-    diffs read the input and the output tree (``directory``'s parent)."""
+def page_input(run, directory: Path, data: dict) -> dict:
+    """What the page is made from, as plain JSON values (it may be rendered in another process,
+    ``gpu2npu.report.html_process``): the reports ``data`` (report.json's content), the changed
+    files and the notes of their changes; the diffs are read from the input tree and the output
+    tree (``directory``'s parent) when the page is rendered."""
+    return {
+        "data": data,
+        "input_root": str(run.plan.root),
+        "output_root": str(directory.parent),
+        "changed": sorted(result.rel for result in run.all_results if result.changed),
+        "notes": _change_notes(run),
+        "target": run.options.target,
+        "mode": run.options.style,
+    }
+
+
+def write_html(directory: Path, page: dict) -> None:
+    """``directory``/report.html from a ``page_input``."""
     import jinja2
 
-    diffs = file_diffs(run, directory.parent)
-    page = page_data(run, data, diffs)
+    diffs = file_diffs(page)
+    rendered = page_data(page, diffs)
     environment = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(TEMPLATES)),
         autoescape=True,
@@ -92,7 +107,7 @@ def write_html(directory: Path, run, data: dict) -> None:
     )
     # Written as it is rendered, some thousand pieces at a time: a page of a large repository
     # never sits in memory whole.
-    pieces = environment.get_template("report.html.j2").generate(**page)
+    pieces = environment.get_template("report.html.j2").generate(**rendered)
     with (directory / HTML_FILE).open("w", encoding="utf-8") as out:
         while True:
             batch = list(itertools.islice(pieces, 4096))
@@ -104,13 +119,16 @@ def write_html(directory: Path, run, data: dict) -> None:
 # -- the diffs ------------------------------------------------------------------------------------
 
 
-def file_diffs(run, output_root: Path) -> List[FileDiff]:
-    notes = _change_notes(run)
+def file_diffs(page: dict) -> List[FileDiff]:
+    input_root, output_root = Path(page["input_root"]), Path(page["output_root"])
     diffs = []
-    for number, result in enumerate(sorted((r for r in run.all_results if r.changed), key=lambda r: r.rel)):
-        old = _text_lines((run.plan.root / result.rel).read_bytes())
-        new = _text_lines((output_root / result.rel).read_bytes())
-        diffs.append(side_by_side(result.rel, f"file-{number}", old, new, notes.get(result.rel, {})))
+    for number, rel in enumerate(page["changed"]):
+        old = _text_lines((input_root / rel).read_bytes())
+        new = _text_lines((output_root / rel).read_bytes())
+        notes = {
+            int(line): [tuple(note) for note in notes] for line, notes in page["notes"].get(rel, {}).items()
+        }
+        diffs.append(side_by_side(rel, f"file-{number}", old, new, notes))
     return diffs
 
 
@@ -118,14 +136,15 @@ def _text_lines(data: bytes) -> List[str]:
     return data.decode("utf-8", "replace").split("\n")
 
 
-def _change_notes(run) -> Dict[str, Dict[int, List[Tuple[str, str, str]]]]:
-    """Per file, per original line: (rule, message, tip) of the changes starting there."""
-    notes: Dict[str, Dict[int, list]] = {}
+def _change_notes(run) -> Dict[str, Dict[str, List[Tuple[str, str, str]]]]:
+    """Per file, per original line (a string: JSON's keys are): (rule, message, tip) of the
+    changes starting there."""
+    notes: Dict[str, Dict[str, list]] = {}
     for result in run.all_results:
         for change in result.changes:
             rule = run.index.rules_by_id.get(change.rule)
             tip = (rule.get("tip") or rule.get("note") or "") if rule is not None else ""
-            line_notes = notes.setdefault(result.rel, {}).setdefault(change.start_line, [])
+            line_notes = notes.setdefault(result.rel, {}).setdefault(str(change.start_line), [])
             line_notes.append((change.rule, change.message, tip))
     return notes
 
@@ -212,9 +231,10 @@ def _folder(rel: str) -> str:
     return "(top)" if parent == "." else parent
 
 
-def page_data(run, data: dict, diffs: List[FileDiff]) -> dict:
+def page_data(page: dict, diffs: List[FileDiff]) -> dict:
     import pandas as pd
 
+    data = page["data"]
     findings = findings_frame(data)
     anchors = {diff.rel: diff.anchor for diff in diffs}
     by_severity = findings.groupby("severity").size().reindex(list(SEVERITIES), fill_value=0)
@@ -238,8 +258,8 @@ def page_data(run, data: dict, diffs: List[FileDiff]) -> dict:
         "input": data["input"],
         "output": data["output"],
         "torch": data["torch_version"],
-        "target": run.options.target,
-        "mode": run.options.style,
+        "target": page["target"],
+        "mode": page["mode"],
         "cards": _cards(summary, diffs, by_severity, data),
         "verdicts": _bars(data["files_by_verdict"]),
         "by_folder": _folder_bars(by_folder),

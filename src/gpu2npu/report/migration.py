@@ -12,7 +12,7 @@ from gpu2npu.apis.judge import file_verdicts
 from gpu2npu.errors import shown
 from gpu2npu.report.api_reports import REPORT_COLUMNS, verdict_counts, write_api_reports
 from gpu2npu.report.csvfile import write_csv
-from gpu2npu.report.html import write_html
+from gpu2npu.report.html import page_input, write_html
 
 CHANGE_LIST = "change_list.csv"
 # msFmkTransplt's five columns first; the file kind and a notebook's cell after ours.
@@ -155,7 +155,9 @@ def changes_by_rule(results) -> Dict[str, int]:
     return dict(sorted(counter.items()))
 
 
-def write_reports(directory: Path, run) -> None:
+def write_reports(directory: Path, run, pages=None) -> None:
+    """The reports of ``run`` in ``directory``; report.html by ``pages`` (a started
+    ``html_process.PageProcess``) or in this process."""
     directory.mkdir(parents=True, exist_ok=True)
     results = run.all_results
     changes = change_rows(results)
@@ -169,7 +171,11 @@ def write_reports(directory: Path, run) -> None:
     tables[MANUAL_WORK], tables[DEPENDENCY_PLAN] = manual, dependencies
     data = report_json(run, changes, skipped, tables)
     (directory / JSON_FILE).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-    write_html(directory, run, data)
+    page = page_input(run, directory, data)
+    if pages is not None:
+        pages.render(directory, page)
+    else:
+        write_html(directory, page)
     (directory / LOG_FILE).write_text(shown(log_text(run, changes, skipped, tables)), encoding="utf-8")
 
 
