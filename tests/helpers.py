@@ -19,7 +19,7 @@ from gpu2npu.rewrite.engine import migrate_source
 from gpu2npu.rewrite.kept import file_kept
 from gpu2npu.rewrite.transformer import ProjectFacts
 from gpu2npu.rules.index import compile_index
-from gpu2npu.rules.loader import load_builtin_rules, load_rule_files
+from gpu2npu.rules.loader import OPTIMIZATIONS, load_builtin_rules, load_rule_files
 from gpu2npu.source.modules import starts_a_program
 from gpu2npu.source.parse import parse_ast
 from gpu2npu.styles import style_named
@@ -48,9 +48,10 @@ REPORT_FILES = sorted(
 
 
 @functools.lru_cache(maxsize=None)
-def builtin_index(version: str = NEWEST, style: str = "full", target: str = "npu"):
+def builtin_index(version: str = NEWEST, style: str = "full", target: str = "npu", optimize: bool = False):
+    """The built-in rules of a mode and target; ``optimize``: with every rule of rules/optimize."""
     chosen = style_named(style)
-    folders = target_named(target).rules_for(chosen)
+    folders = tuple(target_named(target).rules_for(chosen)) + ((OPTIMIZATIONS,) if optimize else ())
     return compile_index(load_builtin_rules(folders), version, switches=chosen.switches)
 
 

@@ -10,15 +10,15 @@ import pytest
 from helpers import builtin_index, migrate, migrate_file
 
 from gpu2npu.rules.kind import FileRuleKind, kind_named
-from gpu2npu.rules.loader import load_builtin_rules
+from gpu2npu.rules.loader import OPTIMIZATIONS, load_builtin_rules
 from gpu2npu.styles import styles
 from gpu2npu.targets import targets
 from gpu2npu.versions import version_key
 
 
 def rules_by_mode():
-    """(rule, (mode, target)) for each built-in rule with examples, in the first mode and target
-    that have it."""
+    """(rule, (mode, target, optimize)) for each built-in rule with examples, in the first mode and
+    target that have it; the rules of rules/optimize with --optimize."""
     seen = set()
     for target in targets():
         for style in styles():
@@ -27,7 +27,10 @@ def rules_by_mode():
             for rule in load_builtin_rules(target.rules_for(style)).rules:
                 if rule.examples and rule.id not in seen:
                     seen.add(rule.id)
-                    yield rule, (style.name, target.name)
+                    yield rule, (style.name, target.name, False)
+    for rule in load_builtin_rules((OPTIMIZATIONS,)).rules:  # --optimize: the full migration plus them
+        if rule.examples:
+            yield rule, ("full", "npu", True)
 
 
 RULES = list(rules_by_mode())
@@ -63,4 +66,5 @@ def test_examples_exist_for_every_hand_written_kind():
         "ArgsModifyRule",
         "KeywordRenameRule",
         "EnvVarRenameRule",
+        "OptimizeCallRule",
     } <= kinds_with_examples

@@ -10,6 +10,7 @@ import signal
 import sys
 import time
 from pathlib import Path
+from typing import Optional, Tuple
 
 import click
 
@@ -127,7 +128,17 @@ def target_option(function):
 
 
 def style_options(function):
-    """--target, --mode, -s and --entry, shared by migrate and check."""
+    """--target, --mode, -s, --entry and --optimize, shared by migrate and check."""
+    function = click.option(
+        "--optimize",
+        "optimize",
+        is_flag=False,
+        flag_value="safe",
+        default=None,
+        metavar="[all|ID,...]",
+        help="Also apply the NPU performance changes of rules/optimize: alone, those that keep the "
+        "numbers (exact, tolerance); =all, those that change training behaviour too; =ID,ID, those rules.",
+    )(function)
     function = target_option(function)
     function = click.option(
         "--entry",
@@ -177,6 +188,13 @@ def selection_options(function):
         metavar="GLOB",
         help="Only migrate or check files matching GLOB (gitignore syntax); repeat for several.",
     )(function)
+
+
+def _optimize_choice(value: Optional[str]) -> Tuple[str, ...]:
+    """--optimize as ProjectOptions.optimize: () off, ("safe",), ("all",) or rule ids."""
+    if value is None:
+        return ()
+    return tuple(part.strip() for part in value.split(",") if part.strip()) or ("safe",)
 
 
 def _selection(includes, excludes, take_everything, prefix: str = ""):
@@ -292,6 +310,7 @@ def migrate(
     target,
     specify_device,
     entries,
+    optimize,
     includes,
     excludes,
     take_everything,
@@ -328,10 +347,11 @@ def migrate(
             raise UserError(
                 "distributed takes no --mode, --target, -s or --entry", "name the main script with -m"
             )
-        ctx.obj = settings
+        ctx.obj = settings, _optimize_choice(optimize)
         return
     style = _style_for(style, specify_device)
-    _migrate(*settings, style=style, target=target, entries=_entries_for(style, entries))
+    entries = _entries_for(style, entries)
+    _migrate(*settings, style=style, target=target, entries=entries, optimize=_optimize_choice(optimize))
 
 
 @migrate.command("distributed")
@@ -353,11 +373,13 @@ def migrate(
     help="Shard the evaluation loaders too (default: each process evaluates all).",
 )
 @click.pass_obj
-def migrate_distributed(settings, main_script, target_model, shard_eval):
+def migrate_distributed(obj, main_script, target_model, shard_eval):
     """Single card to multi-card: process group from torchrun's environment (hccl), the model in
     DistributedDataParallel, training loaders sharded, logging and saving on rank 0."""
+    settings, optimize = obj
     _migrate(
         *settings,
+        optimize=optimize,
         style="distributed",
         entries=(main_script,),
         entry_flag="-m",
@@ -504,6 +526,7 @@ def check(
     target,
     specify_device,
     entries,
+    optimize,
     jobs,
     no_cache,
     cache_dir,
@@ -536,6 +559,7 @@ def check(
         target=target,
         changed_since_ref=changed_ref,
         cache_dir=_cache_folder(no_cache, cache_dir),
+        optimize=_optimize_choice(optimize),
     )
     report = render(fmt, result.findings, result.summary, result.failing)
     if output is not None:

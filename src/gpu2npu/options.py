@@ -26,6 +26,8 @@ class ProjectOptions:
     shard_eval: bool = False  # distributed: shard evaluation loaders too
     selection: Any = None  # gpu2npu.source.selection.Selection (--include, --exclude); None: the default
     cache_dir: Optional[Path] = None  # the per-file result cache (gpu2npu.project.cache); None: no cache
+    # --optimize: () none; ("safe",) the exact and tolerance ones; ("all",) all; else rule ids
+    optimize: Tuple[str, ...] = ()
 
     @property
     def workers(self) -> int:

@@ -27,7 +27,7 @@ from gpu2npu.project.scan import ProjectScan, analysis_context, scan_project
 from gpu2npu.rewrite.distributed import has_training_loop
 from gpu2npu.rules.index import RuleIndex, compile_index
 from gpu2npu.rules.kind import kind_named
-from gpu2npu.rules.loader import load_rules
+from gpu2npu.rules.loader import OPTIMIZATIONS, load_rules
 from gpu2npu.rules.model import RuleSet
 from gpu2npu.source.parse import parse_ast
 from gpu2npu.styles import style_named
@@ -78,7 +78,12 @@ def build_index(options: ProjectOptions, extra: Optional[RuleSet] = None) -> Rul
     style = style_named(options.style)
     target = target_named(options.target)
     target.check_mode(style.name)
-    rule_set = load_rules(options.rule_files, target.rules_for(style))
+    folders = tuple(target.rules_for(style))
+    if options.optimize:
+        if target.name != "npu":
+            raise UserError(f"--optimize is for --target npu, not {target.name}", "leave out one of them")
+        folders += (OPTIMIZATIONS,)
+    rule_set = load_rules(options.rule_files, folders)
     if extra is not None:
         rule_set.extend(extra)
     unknown = set(options.disabled_rules) - rule_set.ids()
@@ -87,7 +92,25 @@ def build_index(options: ProjectOptions, extra: Optional[RuleSet] = None) -> Rul
             f"--disable-rule names unknown rule id(s) {', '.join(sorted(unknown))}",
             "see 'gpu2npu rules list'",
         )
-    return compile_index(rule_set, options.version, options.disabled_rules, style.switches)
+    disabled = tuple(options.disabled_rules) + _optimizations_not_chosen(rule_set, options.optimize)
+    return compile_index(rule_set, options.version, disabled, style.switches)
+
+
+def _optimizations_not_chosen(rule_set, chosen: Tuple[str, ...]) -> Tuple[str, ...]:
+    """The ids of the optimization rules --optimize leaves out: ``safe`` takes the ``exact`` and
+    ``tolerance`` ones, ``all`` every one, else the rules named by id."""
+    optimizations = {rule.id: rule["equivalence"] for rule in rule_set.rules if rule.get("equivalence")}
+    if chosen in ((), ("all",)):
+        return ()
+    if chosen == ("safe",):
+        return tuple(sorted(i for i, equivalence in optimizations.items() if equivalence == "behaviour"))
+    unknown = set(chosen) - set(optimizations)
+    if unknown:
+        raise UserError(
+            f"--optimize names unknown optimization(s) {', '.join(sorted(unknown))}",
+            "see 'gpu2npu rules list' (the rules of rules/optimize), or pass --optimize alone or =all",
+        )
+    return tuple(sorted(set(optimizations) - set(chosen)))
 
 
 def analyse_project(

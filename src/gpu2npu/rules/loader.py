@@ -22,6 +22,8 @@ from gpu2npu.versions import parse_version_spec
 
 # libyaml's loader when PyYAML was built with it (about ten times faster), else pure Python.
 YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+# The folder of rules/ that only --optimize loads; each of its rules says its `equivalence`.
+OPTIMIZATIONS = "optimize"
 # The rule folders of a full migration: rules/ itself, and the rules of every mode.
 FULL_MIGRATION = ("", "every_mode")
 MIB = 1024 * 1024

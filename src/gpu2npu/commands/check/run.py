@@ -6,7 +6,7 @@ import os
 from collections import OrderedDict
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import List, Optional, Sequence
+from typing import List, Optional, Sequence, Tuple
 
 from gpu2npu.apis.judge import file_verdicts
 from gpu2npu.commands.check.baseline import new_findings, read_baseline, write_baseline
@@ -47,6 +47,7 @@ def run_check(
     target: str = "npu",
     changed_since_ref: Optional[str] = None,
     cache_dir: Optional[Path] = None,
+    optimize: Tuple[str, ...] = (),
 ) -> CheckResult:
     findings: List[Finding] = []
     python_files = converted = 0
@@ -66,6 +67,7 @@ def run_check(
             entries=tuple(entries),
             selection=Selection(*selected, prefix, only),
             cache_dir=cache_dir,
+            optimize=optimize,
         )
         run = analyse_project(options, other_kinds=True)
         lines = SourceLines(run.plan.root)

@@ -1,0 +1,103 @@
+"""OptimizeCallRule (``migrate --optimize``): a call of ``old_name`` made a call of ``new_name``,
+an NPU implementation of the same thing (a fused optimizer), where the call passes only what
+``new_name`` documents: at most ``positional`` positional arguments and keywords of
+``keywords`` (in the order of new_name's parameters), no ``*args`` or ``**kwargs``, and every
+argument of ``needs`` (those new_name has no default for, such as NpuFusedSGD's ``lr``, which
+torch.optim.SGD defaults). Any other call keeps ``old_name`` (which works on the
+NPU) and is reported with the rule's tip. Only calls change: a subclass or an ``isinstance`` of
+``old_name`` keeps its meaning.
+
+Each rule says what kind of optimization it is and how sure the result is to equal the original:
+``category``, ``equivalence`` (``exact``: the same numbers by construction; ``tolerance``: the
+same algorithm, numbers within rounding; ``behaviour``: changes what training does, applied only
+when asked for by ``--optimize=all`` or by id) and ``doc`` (the document it comes from).
+
+    rules:
+      OptimizeCallRule:
+        - id: G2N2001
+          old_name: torch.optim.SGD
+          new_name: torch_npu.optim.NpuFusedSGD
+          positional: 6
+          keywords: [params, lr, momentum, dampening, weight_decay, nesterov]
+          needs: [lr]
+          category: fused optimizer
+          equivalence: tolerance
+          doc: torch_npu.optim.NpuFusedSGD (Ascend/op-plugin docs)
+          tip: ...
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from gpu2npu.rules.kind import RuleKind
+from gpu2npu.rules.kinds._common import check_names, dotted_name, name_subject
+from gpu2npu.rules.model import Field
+from gpu2npu.source.names import dotted_expression
+
+EQUIVALENCE = ("exact", "tolerance", "behaviour")
+
+
+class OptimizeCall(RuleKind):
+    name = "OptimizeCallRule"
+    fields = {
+        "old_name": Field(str, required=True, dotted=True, help="qualified name of what is called"),
+        "new_name": Field(str, required=True, dotted=True, help="qualified name of its NPU implementation"),
+        "positional": Field(int, required=True, help="positional arguments new_name takes"),
+        "keywords": Field(list, required=True, help="new_name's parameters, in order"),
+        "needs": Field(list, default=(), help="parameters the call must pass (no default in new_name)"),
+        "category": Field(str, required=True, help="fused optimizer, data loading, start-up, ..."),
+        "equivalence": Field(str, required=True, help="exact, tolerance or behaviour"),
+        "doc": Field(str, required=True, help="the document the change comes from"),
+        "tip": Field(str, required=True, help="what to do where a call keeps old_name"),
+    }
+
+    def validate(self, fields):
+        problem = check_names(old_name=fields["old_name"], new_name=fields["new_name"])
+        if problem:
+            return problem
+        if fields["equivalence"] not in EQUIVALENCE:
+            return f"'equivalence' must be one of {', '.join(EQUIVALENCE)}"
+        if fields["positional"] < 0 or any(not isinstance(k, str) for k in fields["keywords"]):
+            return "'positional' must be a count and 'keywords' names"
+        if not set(fields["needs"]) <= set(fields["keywords"]):
+            return "'needs' must name parameters of 'keywords'"
+        return None
+
+    def compile(self, rule, index):
+        index.add_call_edit(rule["old_name"], rule, self.apply)
+
+    def trigger_names(self, rule):
+        return dotted_name(rule["old_name"])
+
+    def describe(self, rule):
+        return f"{rule['old_name']}(...) -> {rule['new_name']}(...) [{rule['equivalence']}]"
+
+    def subject(self, rule):
+        return name_subject(rule["old_name"])
+
+    def apply(self, rule, call: cst.Call, ctx) -> cst.Call:
+        if not fits(call, rule["positional"], rule["keywords"], rule["needs"]):
+            ctx.keep(rule["old_name"], rule.id)
+            return call
+        ctx.absolute_name_used(rule["new_name"].split(".")[0])
+        ctx.record(
+            "MODIFY", f"optimize ({rule['category']}): {rule['old_name']} to {rule['new_name']}", rule.id
+        )
+        return call.with_changes(func=dotted_expression(rule["new_name"]))
+
+
+def fits(call: cst.Call, positional: int, keywords, needs) -> bool:
+    """Whether the call passes only what the new callee takes, and all it needs."""
+    passed, named = 0, set()
+    for arg in call.args:
+        if arg.star:
+            return False
+        if arg.keyword is None:
+            passed += 1
+        elif arg.keyword.value in keywords:
+            named.add(arg.keyword.value)
+        else:
+            return False
+    given = named | set(keywords[:passed])
+    return passed <= positional and set(needs) <= given
