@@ -443,6 +443,14 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     return args
 
 
+def add_run_options(parser: argparse.ArgumentParser) -> None:
+    """-v, -j, --cmd and --json, as cache_speed.py and golden_corpus.py take them."""
+    parser.add_argument("-v", "--version", default="2.1.0")
+    parser.add_argument("-j", "--jobs", type=int, default=2)
+    parser.add_argument("--cmd", default="gpu2npu")
+    parser.add_argument("--json", type=Path)
+
+
 def resolve_command(cmd: str) -> List[str]:
     """Split --cmd and make sure its program exists before timing anything."""
     argv = shlex.split(cmd)

@@ -23,7 +23,13 @@ from pathlib import Path
 from typing import Dict, List
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_migrate import count_python_sources, fail_run, resolve_command, run_once  # noqa: E402
+from bench_migrate import (  # noqa: E402
+    add_run_options,
+    count_python_sources,
+    fail_run,
+    resolve_command,
+    run_once,
+)
 
 REUSED = re.compile(rb"; (\d+) of (\d+) files from the cache")
 
@@ -82,10 +88,7 @@ def main() -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("trees", nargs="+", type=Path)
-    parser.add_argument("-v", "--version", default="2.1.0")
-    parser.add_argument("-j", "--jobs", type=int, default=2)
-    parser.add_argument("--cmd", default="gpu2npu")
-    parser.add_argument("--json", type=Path)
+    add_run_options(parser)
     args = parser.parse_args()
     cmd = resolve_command(args.cmd)
     everything = []
