@@ -1,10 +1,12 @@
-"""migrate --optimize (issue 16, first part: the fused optimizers of rules/optimize/).
+"""migrate --optimize and check --optimize (issue 16: the rules of rules/optimize/).
 
-The snapshot pair of tests/fixtures_optimize/, the calls kept (and why), the CLI's choice of
-rules (alone, =all, =ID) and its errors. That optimized programs train exactly like the originals
-is tested by running them under the stand-in (tests/test_standin.py, mode "optimize")."""
+The snapshot pairs of tests/fixtures_optimize/, the calls kept (and why), the CLI's choice of
+rules (alone, =all, =ID) and its errors, the reports of what was optimized. That optimized
+programs train exactly like the originals is tested by running them under the stand-in
+(tests/test_standin.py, mode "optimize", and the apex program)."""
 
 import csv
+import json
 
 import pytest
 from helpers import REPO, builtin_index, run_cli
@@ -15,11 +17,14 @@ FIXTURES = REPO / "tests" / "fixtures_optimize"
 CASES = sorted(p for p in FIXTURES.glob("*.py") if not p.name.endswith(".expected.py"))
 PROGRAM = """import torch
 from torch import optim
+from apex import amp
 
 model = torch.nn.Linear(4, 2).cuda()
 sgd = torch.optim.SGD(model.parameters(), lr=0.1)
 adamw = optim.AdamW(model.parameters(), foreach=True)
 adam = optim.Adam(model.parameters())
+model, adam = amp.initialize(model, adam, opt_level="O1")
+loader = torch.utils.data.DataLoader(range(8), batch_size=3)
 """
 
 
@@ -69,31 +74,164 @@ def test_the_cli_applies_the_safe_optimizations_and_reports_each(tmp_path):
     assert "sgd = torch_npu.optim.NpuFusedSGD(model.parameters(), lr=0.1)\n" in text
     assert "adamw = optim.AdamW(model.parameters(), foreach=True)\n" in text
     assert "adam = torch_npu.optim.NpuFusedAdam(model.parameters())\n" in text
+    assert 'model, adam = amp.initialize(model, adam, opt_level="O1", combine_grad=True)\n' in text
+    assert "loader = torch.utils.data.DataLoader(range(8), batch_size=3)\n" in text  # behaviour: not alone
     reports = tree / "transplant_result_file"
     optimized = [row[:6] for row in rows(reports / "change_list.csv") if row[5].startswith("G2N20")]
     assert optimized == [
         [
             "train.py",
-            "5",
-            "5",
+            "6",
+            "6",
             "MODIFY",
-            "optimize (fused optimizer): torch.optim.SGD to torch_npu.optim.NpuFusedSGD",
+            "change call torch.optim.SGD to torch_npu.optim.NpuFusedSGD",
             "G2N2001",
         ],
         [
             "train.py",
-            "7",
-            "7",
+            "8",
+            "8",
             "MODIFY",
-            "optimize (fused optimizer): torch.optim.Adam to torch_npu.optim.NpuFusedAdam",
+            "change call torch.optim.Adam to torch_npu.optim.NpuFusedAdam",
             "G2N2002",
         ],
+        ["train.py", "9", "9", "MODIFY", "pass combine_grad=True to apex.amp.initialize", "G2N2020"],
     ]
     kept = [row for row in rows(reports / "unsupported_api.csv") if row[7] == "rules:G2N2003"]
-    assert [row[:3] + row[5:6] for row in kept] == [["train.py", "6", "6", "supported_with_limits"]]
+    assert [row[:3] + row[5:6] for row in kept] == [["train.py", "7", "7", "supported_with_limits"]]
     assert kept[0][4].startswith(
         "kept torch.optim.AdamW: the call passes arguments NpuFusedAdamW does not take"
     )
+
+
+AMP_DOC = (
+    "Ascend PyTorch porting and tuning guide, Mixed Precision > Integrating Mixed Precision Module "
+    "Into the PyTorch Model"
+)
+LOADER_DOC = (
+    "Ascend PyTorch porting and tuning guide, Model Porting > Single-Server Multi-Device Training "
+    "Modification, step 10 (data loader)"
+)
+
+
+def test_optimizations_csv_summary_and_report_json_say_what_each_optimization_is(tmp_path):
+    result, tree = migrated(tmp_path, "--optimize=all")
+    assert result.returncode == 0, result.stderr
+    assert (
+        "loader = torch.utils.data.DataLoader(range(8), batch_size=3, drop_last=True)\n"
+        in (tree / "train.py").read_text()
+    )
+    reports = tree / "transplant_result_file"
+    sgd_doc = (
+        "torch_npu.optim.NpuFusedSGD(params, lr, momentum=0, dampening=0, weight_decay=0, nesterov=False)"
+    )
+    adam_doc = (
+        "torch_npu.optim.NpuFusedAdam(params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, "
+        "amsgrad=False)"
+    )
+    assert rows(reports / "optimizations.csv") == [
+        ["train.py", "6", "6", "G2N2001", "fused optimizer", "tolerance",
+         "change call torch.optim.SGD to torch_npu.optim.NpuFusedSGD", sgd_doc],
+        ["train.py", "8", "8", "G2N2002", "fused optimizer", "tolerance",
+         "change call torch.optim.Adam to torch_npu.optim.NpuFusedAdam", adam_doc],
+        ["train.py", "9", "9", "G2N2020", "amp", "tolerance",
+         "pass combine_grad=True to apex.amp.initialize", AMP_DOC],
+        ["train.py", "10", "10", "G2N2030", "data loading", "behaviour",
+         "pass drop_last=True to torch.utils.data.DataLoader", LOADER_DOC],
+    ]  # fmt: skip
+    by_rule = json.loads((reports / "report.json").read_text())["optimizations_by_rule"]
+    assert [(r["rule"], r["equivalence"], r["applied"], r["kept"]) for r in by_rule] == [
+        ("G2N2001", "tolerance", 1, 0),
+        ("G2N2002", "tolerance", 1, 0),
+        ("G2N2003", "tolerance", 0, 1),  # AdamW(foreach=True) kept
+        ("G2N2020", "tolerance", 1, 0),
+        ("G2N2030", "behaviour", 1, 0),
+    ]
+    table = [line for line in result.stdout.splitlines() if "G2N20" in line and line.count("|") == 7]
+    assert [[cell.strip() for cell in line.split("|")[1:6]] for line in table] == [
+        ["G2N2001", "fused optimizer", "tolerance", "1", "0"],
+        ["G2N2002", "fused optimizer", "tolerance", "1", "0"],
+        ["G2N2003", "fused optimizer", "tolerance", "0", "1"],
+        ["G2N2020", "amp", "tolerance", "1", "0"],
+        ["G2N2030", "data loading", "behaviour", "1", "0"],
+    ]
+    page = (reports / "report.html").read_text()
+    assert '<section id="optimizations">' in page and "<td>G2N2030</td><td>data loading</td>" in page
+
+
+def test_a_plain_run_writes_no_optimization_report(tmp_path):
+    result, tree = migrated(tmp_path)
+    assert result.returncode == 0, result.stderr
+    reports = tree / "transplant_result_file"
+    assert not (reports / "optimizations.csv").exists()
+    assert "optimizations_by_rule" not in json.loads((reports / "report.json").read_text())
+    assert 'id="optimizations"' not in (reports / "report.html").read_text()
+    assert "optimization" not in result.stdout
+
+
+def test_check_optimize_lists_what_migrate_optimize_would_do(tmp_path):
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj" / "train.py").write_text(PROGRAM)
+    result = run_cli(
+        "check", tmp_path / "proj", "-v", "2.1.0", "--no-cache", "--optimize=all", "--format", "json"
+    )
+    found = json.loads(result.stdout)["findings"]
+    optimizations = [(f["line"], f["rule"], f["severity"]) for f in found if f["category"] == "optimization"]
+    assert optimizations == [
+        (6, "G2N2001", "note"),
+        (8, "G2N2002", "note"),
+        (9, "G2N2020", "note"),
+        (10, "G2N2030", "note"),
+    ]
+    message = next(f["message"] for f in found if f["rule"] == "G2N2030")
+    assert message == (
+        "gpu2npu migrate --optimize would modify: pass drop_last=True to torch.utils.data.DataLoader "
+        f"[data loading, behaviour; {LOADER_DOC}]"
+    )
+    plain = run_cli("check", tmp_path / "proj", "-v", "2.1.0", "--no-cache", "--format", "json")
+    assert not [f for f in json.loads(plain.stdout)["findings"] if f["category"] == "optimization"]
+
+
+def test_a_from_import_whose_names_all_move_is_no_use_of_apex(tmp_path):
+    source = (
+        "import torch\n"
+        "from apex.normalization import FusedLayerNorm\n"
+        "from apex.normalization import FusedLayerNorm, FusedRMSNorm\n"
+    )
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj" / "net.py").write_text(source)
+    out = tmp_path / "out"
+    result = run_cli("migrate", "-i", tmp_path / "proj", "-o", out, "-v", "2.1.0", "--optimize")
+    assert result.returncode == 0, result.stderr
+    unsupported = rows(out / "proj_msft" / "transplant_result_file" / "unsupported_api.csv")
+    assert [row[:4] for row in unsupported] == [["net.py", "3", "3", "apex.normalization"]]
+
+
+@pytest.mark.parametrize(
+    "optimization,message",
+    [
+        ("{category: c, equivalence: e}", "must have exactly 'category', 'equivalence' and 'doc'"),
+        ("{category: c, equivalence: faster, doc: d}", "must be one of exact, tolerance, behaviour"),
+        ("{category: '', equivalence: exact, doc: d}", "'category', 'equivalence' and 'doc' must be text"),
+    ],
+)
+def test_a_wrong_optimization_field_is_a_rule_file_error(tmp_path, optimization, message):
+    rules = tmp_path / "mine.yaml"
+    rules.write_text(
+        f"rules:\n  NameRenameRule:\n  - old_name: a.b\n    new_name: c.d\n    optimization: {optimization}\n"
+    )
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj" / "train.py").write_text(PROGRAM)
+    result = run_cli("migrate", "-i", tmp_path / "proj", "-o", tmp_path / "out", "-r", rules)
+    assert result.returncode == 2
+    assert message in result.stderr and "mine.yaml" in result.stderr, result.stderr
+
+
+def test_keyword_set_keeps_a_call_that_may_pass_the_keyword_unseen():
+    result = migrate_source((FIXTURES / "amp_and_loading.py").read_bytes(), builtin_index(optimize=True))
+    assert [(k.line, k.name, k.rule_id, k.works) for k in result.kept] == [
+        (20, "torch.utils.data.DataLoader", "G2N2030", True)  # **{...}
+    ]
 
 
 def test_optimize_by_id_applies_only_those_rules(tmp_path):

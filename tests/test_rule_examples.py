@@ -67,4 +67,5 @@ def test_examples_exist_for_every_hand_written_kind():
         "KeywordRenameRule",
         "EnvVarRenameRule",
         "OptimizeCallRule",
+        "KeywordSetRule",
     } <= kinds_with_examples

@@ -671,6 +671,47 @@ def test_migrated_program_prints_the_original_losses_under_the_standin(name, mod
     assert "ModuleNotFoundError: No module named 'torch_npu'" in without_standin
 
 
+# apex_amp uses apex amp, so the original needs apex: it runs under the stand-in too (whose apex is
+# Ascend's amp, on the CPU; torch.cuda stays unavailable, so the original takes its CPU path, and
+# apex.normalization is missing, as in Ascend's apex). Each migration prints (first line, losses).
+APEX_RUNS = {
+    "plain": ([], "device npu norm LayerNorm"),
+    "optimize": (["--optimize"], "device npu norm LayerNorm"),
+    "optimize_all": (["--optimize=all"], "device npu norm LayerNorm"),
+}
+
+
+def test_apex_amp_layer_norm_and_attention_optimized_train_like_the_original(tmp_path):
+    require_torch()
+    original = tmp_path / "apex_amp"
+    shutil.copytree(PROGRAMS / "apex_amp", original)
+    standin = gpu2npu_command() + ["run", "--"]
+    runs = {
+        "original": start([*standin, sys.executable, str(original / "main.py")], tmp_path / "o", plain_env())
+    }
+    for name, (options, _) in APEX_RUNS.items():
+        out = tmp_path / name
+        result = run_cli("migrate", "-i", original, "-o", out, "-v", "2.8.0", *options)
+        assert result.returncode == 0, result.stderr
+        program = out / "apex_amp_msft" / "main.py"
+        runs[name] = start([*standin, sys.executable, str(program)], tmp_path / f"{name}_run", plain_env())
+    printed = {name: finish(run)[0].splitlines() for name, run in runs.items()}
+
+    assert printed["original"][0] == "device cpu norm LayerNorm"
+    for name, (_, first) in APEX_RUNS.items():
+        assert printed[name][0] == first
+    # 50 samples in batches of 8: six full batches and a short one
+    assert [line.split(" loss ")[0] for line in printed["original"][1:]] == [
+        f"step {step} batch {8 if step < 6 else 2}" for step in range(7)
+    ]
+    # the import of FusedLayerNorm made torch's LayerNorm (exact), NpuFusedAdam and
+    # combine_grad=True (tolerance: here the same kernels, so to the last bit): the original's losses
+    assert printed["plain"][1:] == printed["original"][1:]
+    assert printed["optimize"][1:] == printed["original"][1:]
+    # =all adds drop_last=True (behaviour): the same losses without the short last batch
+    assert printed["optimize_all"][1:] == printed["original"][1:-1]
+
+
 @pytest.mark.parametrize(
     "device_id,selected", [("1", "1 npu:1 npu:1"), ("", "0 npu:0 npu:0"), ("x", "0 npu:0 npu:0")]
 )
@@ -755,7 +796,7 @@ WITHOUT_KEPT = {
         "fused_norm",
         ["G2N090"],
         "    if torch.npu.is_available():\n        # apex's kernels",
-        "ModuleNotFoundError: No module named 'apex'",
+        "ModuleNotFoundError: No module named 'apex.normalization'",
     ),
     # G2N091 keeps the capability read on CUDA: the NPU's device properties have no major
     "capability": (

@@ -173,7 +173,10 @@ class ApiJudge:
         return None
 
     def _module_row(self, site: CallSite) -> Optional[ApiRow]:
-        """An import of a CUDA-only library (a status rule on the module or a parent of it)."""
+        """An import of a CUDA-only library (a status rule on the module or a parent of it); not
+        a from-import whose every name the migration moves elsewhere (FusedLayerNorm to torch.nn)."""
+        if site.args and all(self._moved(f"{site.api}.{name}") for name in site.args):
+            return None
         parts = site.api.split(".")
         for end in range(len(parts), 0, -1):
             module = ".".join(parts[:end])
@@ -183,6 +186,10 @@ class ApiJudge:
                 if answer is not None and answer.status in (UNSUPPORTED, LIMITED):
                     return self._answer_row(site, site.api, answer)
         return None
+
+    def _moved(self, qualified: str) -> bool:
+        decision = self.index.resolve_name(qualified)
+        return decision is not None and decision.new is not None
 
     def _overrides(self, api: str):
         return self.index.overrides_for(api)
@@ -259,12 +266,24 @@ def api_reports(
 
 def _kept_row(file: str, kept, index: RuleIndex) -> ApiRow:
     """Code a rule keeps as it is (a CUDA test, a call, a compared string): manual work, with the
-    rule's tip; unsupported unless the kept code works on the NPU as it is."""
-    tip = kept.tip or index.rules_by_id[kept.rule_id]["tip"]
+    rule's tip; unsupported unless the kept code works on the NPU as it is. A call an --optimize
+    rule keeps is no manual work: it runs as migrated, only without that optimization."""
+    rule = index.rules_by_id[kept.rule_id]
+    tip = kept.tip or rule["tip"]
     status = LIMITED if kept.works else UNSUPPORTED
     source = f"rules:{kept.rule_id}"
+    manual = rule.optimization is None
     return ApiRow(
-        file, kept.line, kept.end_line, kept.name, tip, status, "listed", source, rule=kept.rule_id, kept=True
+        file,
+        kept.line,
+        kept.end_line,
+        kept.name,
+        tip,
+        status,
+        "listed",
+        source,
+        rule=kept.rule_id,
+        kept=manual,
     )
 
 

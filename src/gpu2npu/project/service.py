@@ -99,7 +99,7 @@ def build_index(options: ProjectOptions, extra: Optional[RuleSet] = None) -> Rul
 def _optimizations_not_chosen(rule_set, chosen: Tuple[str, ...]) -> Tuple[str, ...]:
     """The ids of the optimization rules --optimize leaves out: ``safe`` takes the ``exact`` and
     ``tolerance`` ones, ``all`` every one, else the rules named by id."""
-    optimizations = {rule.id: rule["equivalence"] for rule in rule_set.rules if rule.get("equivalence")}
+    optimizations = {rule.id: rule.optimization.equivalence for rule in rule_set.rules if rule.optimization}
     if chosen in ((), ("all",)):
         return ()
     if chosen == ("safe",):

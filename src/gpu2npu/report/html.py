@@ -271,6 +271,7 @@ def page_data(page: dict, diffs: List[FileDiff]) -> dict:
         "by_severity": by_severity.to_dict(),
         "diffs": diffs,
         "open_diffs": len(diffs) <= OPEN_DIFFS,
+        "optimizations": data.get("optimizations_by_rule"),  # None: a run without --optimize
     }
 
 
@@ -287,6 +288,11 @@ def _cards(summary: dict, diffs: List[FileDiff], by_severity, data: dict) -> Lis
             "error",
         ),
         (f"{len(data.get('unknown_api', []))}", "unknown APIs", "warning"),
+        *(
+            [(f"{len(data['optimizations'])}", "optimizations applied", "")]
+            if "optimizations" in data
+            else []
+        ),
         (
             f"{int(by_severity['error'])} / {int(by_severity['warning'])} / {int(by_severity['note'])}",
             "errors / warnings / notes to look at",

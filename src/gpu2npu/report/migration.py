@@ -45,6 +45,19 @@ DEPENDENCY_COLUMNS = (
     "Source",
     "Rule",
 )
+# What --optimize changed, each change with its category, equivalence class and document; written
+# only by runs with --optimize, so a plain run's output stays as it was.
+OPTIMIZATIONS = "optimizations.csv"
+OPTIMIZATION_COLUMNS = (
+    "File",
+    "Start Line",
+    "End Line",
+    "Rule",
+    "Category",
+    "Equivalence",
+    "Change",
+    "Document",
+)
 LOG_FILE = "msFmkTranspltlog.txt"
 JSON_FILE = "report.json"
 
@@ -116,6 +129,60 @@ def dependency_rows(results) -> List[tuple]:
     return kept
 
 
+def optimization_rows(run) -> List[tuple]:
+    """The changes made by --optimize rules, with what each optimization is."""
+    rows = []
+    for result in run.all_results:
+        for change in result.changes:
+            optimization = _optimization_of(run, change.rule)
+            if optimization is not None:
+                rows.append(
+                    (
+                        result.rel,
+                        change.start_line,
+                        change.end_line,
+                        change.rule,
+                        optimization.category,
+                        optimization.equivalence,
+                        change.message,
+                        optimization.doc,
+                    )
+                )
+    return sorted(rows, key=lambda row: (row[0], row[1], row[2], row[3], row[6]))
+
+
+def optimizations_by_rule(run) -> List[dict]:
+    """Per --optimize rule of the run: how many changes it made and how many calls it kept
+    (reported with its tip), with what it is. Rules that found nothing are left out."""
+    applied = Counter(row[3] for row in optimization_rows(run))
+    kept = Counter(
+        kept.rule_id
+        for result in run.all_results
+        for kept in result.kept
+        if _optimization_of(run, kept.rule_id) is not None
+    )
+    rows = []
+    for rule_id in sorted(set(applied) | set(kept)):
+        optimization = _optimization_of(run, rule_id)
+        rows.append(
+            {
+                "rule": rule_id,
+                "category": optimization.category,
+                "equivalence": optimization.equivalence,
+                "applied": applied[rule_id],
+                "kept": kept[rule_id],
+                "what": run.describe_rule(rule_id),
+                "doc": optimization.doc,
+            }
+        )
+    return rows
+
+
+def _optimization_of(run, rule_id: str):
+    rule = run.index.rules_by_id.get(rule_id)
+    return rule.optimization if rule is not None else None
+
+
 def summary_counts(run) -> Dict[str, int]:
     python, other = run.results, run.other_results
     return {
@@ -169,6 +236,9 @@ def write_reports(directory: Path, run, pages=None) -> None:
     write_csv(directory / DEPENDENCY_PLAN, DEPENDENCY_COLUMNS, dependencies)
     tables = write_api_reports(directory, run.apis)
     tables[MANUAL_WORK], tables[DEPENDENCY_PLAN] = manual, dependencies
+    if run.options.optimize:
+        tables[OPTIMIZATIONS] = optimization_rows(run)
+        write_csv(directory / OPTIMIZATIONS, OPTIMIZATION_COLUMNS, tables[OPTIMIZATIONS])
     data = report_json(run, changes, skipped, tables)
     (directory / JSON_FILE).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     page = page_input(run, directory, data)
@@ -179,7 +249,12 @@ def write_reports(directory: Path, run, pages=None) -> None:
     (directory / LOG_FILE).write_text(shown(log_text(run, changes, skipped, tables)), encoding="utf-8")
 
 
-_COLUMNS = {**REPORT_COLUMNS, MANUAL_WORK: MANUAL_COLUMNS, DEPENDENCY_PLAN: DEPENDENCY_COLUMNS}
+_COLUMNS = {
+    **REPORT_COLUMNS,
+    MANUAL_WORK: MANUAL_COLUMNS,
+    DEPENDENCY_PLAN: DEPENDENCY_COLUMNS,
+    OPTIMIZATIONS: OPTIMIZATION_COLUMNS,
+}
 
 
 def report_json(run, changes, skipped, tables) -> dict:
@@ -206,6 +281,7 @@ def report_json(run, changes, skipped, tables) -> dict:
         },
         "files": [{**_file_entry(r), **verdicts[r.rel]} for r in run.code_results],
         "other_files": [_file_entry(r) for r in run.all_results if r.rel not in verdicts],
+        **({"optimizations_by_rule": optimizations_by_rule(run)} if run.options.optimize else {}),
     }
 
 

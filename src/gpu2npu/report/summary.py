@@ -13,6 +13,7 @@ from gpu2npu.report.migration import (
     dependency_rows,
     kind_counts,
     manual_rows,
+    optimizations_by_rule,
     summary_counts,
 )
 
@@ -55,6 +56,8 @@ def summary_table(run) -> str:
         for rule_id, count in by_rule.items():
             rules.add_row([rule_id, count, run.describe_rule(rule_id)])
         text += "\n" + rules.get_string()
+    if run.options.optimize:
+        text += "\n" + _optimizations_table(run)
     if run.apis is not None:
         text += "\n" + _reports_table(run)
     text += _manual_work(run)
@@ -62,6 +65,18 @@ def summary_table(run) -> str:
     if skipped:
         text += "\nskipped:\n" + "\n".join(f"  {rel}: {reason}" for rel, reason in skipped)
     return text
+
+
+def _optimizations_table(run) -> str:
+    """What --optimize did, per rule: changes made and calls kept (reported with a tip)."""
+    rows = optimizations_by_rule(run)
+    if not rows:
+        return "optimizations: none of the chosen rules found code to change"
+    table = PrettyTable(["optimization", "category", "class", "applied", "kept", "what"])
+    table.align["what"] = "l"
+    for row in rows:
+        table.add_row([row[key] for key in ("rule", "category", "equivalence", "applied", "kept", "what")])
+    return table.get_string()
 
 
 def _kinds_table(run) -> str:

@@ -9,14 +9,23 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Sequence
+from typing import Any, Dict, Iterable, List, Optional, Sequence
 
 import yaml
 
 from gpu2npu.errors import RuleFileError
 from gpu2npu.rules.kind import RuleKind, kind_named, kinds
 from gpu2npu.rules.location import builtin_rules_dir
-from gpu2npu.rules.model import COMMON_FIELDS, DOTTED_NAME, Rule, RuleSet, check_type, type_name
+from gpu2npu.rules.model import (
+    COMMON_FIELDS,
+    DOTTED_NAME,
+    EQUIVALENCE,
+    Optimization,
+    Rule,
+    RuleSet,
+    check_type,
+    type_name,
+)
 from gpu2npu.source.files import FileTooLarge, NotRegularFile, read_regular_file
 from gpu2npu.versions import parse_version_spec
 
@@ -281,7 +290,24 @@ def _load_entry(path: Path, where: str, kind: RuleKind, entry: Any, id_prefix):
         examples=_examples(path, where, entry.get("examples", [])),
         builtin=id_prefix is None,
         switches=frozenset(switches) if switches is not None else None,
+        optimization=_optimization(path, where, entry.get("optimization")),
     )
+
+
+def _optimization(path: Path, where: str, value: Any) -> Optional[Optimization]:
+    if value is None:
+        return None
+    if not isinstance(value, dict) or set(value) != {"category", "equivalence", "doc"}:
+        raise RuleFileError(
+            path, f"{where}.optimization", "must have exactly 'category', 'equivalence' and 'doc'"
+        )
+    if not all(isinstance(text, str) and text for text in value.values()):
+        raise RuleFileError(path, f"{where}.optimization", "'category', 'equivalence' and 'doc' must be text")
+    if value["equivalence"] not in EQUIVALENCE:
+        raise RuleFileError(
+            path, f"{where}.optimization.equivalence", f"must be one of {', '.join(EQUIVALENCE)}"
+        )
+    return Optimization(value["category"], value["equivalence"], value["doc"])
 
 
 def _field_value(path: Path, where: str, name: str, spec, entry: Dict[str, Any]) -> Any:

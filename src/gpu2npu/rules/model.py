@@ -30,7 +30,22 @@ COMMON_FIELDS: Dict[str, Field] = {
     "note": Field(str, help="why the rule exists"),
     "examples": Field(list, help="[{before: ..., after: ...}] snippets run as tests"),
     "feature_switch": Field(list, help="msFmkTransplt modes the entry is for (normal, specify_device, ...)"),
+    "optimization": Field(dict, help="{category, equivalence, doc}: the entry is an --optimize change"),
 }
+
+# How sure an optimization is to keep the numbers: the same by construction, the same algorithm
+# within rounding, or a change of what training does (applied only when asked for by name or =all).
+EQUIVALENCE = ("exact", "tolerance", "behaviour")
+
+
+@dataclass(frozen=True)
+class Optimization:
+    """What an --optimize rule is: its category (fused optimizer, amp, data loading, ...), its
+    equivalence class and the document it comes from."""
+
+    category: str
+    equivalence: str
+    doc: str
 
 
 @dataclass(frozen=True)
@@ -46,6 +61,7 @@ class Rule:
     examples: Tuple[Tuple[str, str], ...] = ()
     builtin: bool = False  # one of gpu2npu's own rules (rules/), not a user's
     switches: Optional[FrozenSet[str]] = None  # msFmkTransplt feature_switch: the modes it is for; None: all
+    optimization: Optional[Optimization] = None  # set for the rules of rules/optimize (--optimize)
 
     def __getitem__(self, name: str) -> Any:
         return self.fields[name]

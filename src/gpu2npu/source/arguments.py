@@ -52,3 +52,21 @@ def delete_argument(call: cst.Call, index: int) -> cst.Call:
         # The new last argument takes over the removed one's comma (or lack of it).
         args[-1] = args[-1].with_changes(comma=removed.comma)
     return call.with_changes(args=args)
+
+
+def append_keyword(call: cst.Call, keyword: str, value: cst.BaseExpression) -> cst.Call:
+    """``call`` with ``keyword=value`` last. A call whose arguments end with a comma (one per line)
+    keeps its layout: the new argument takes the last one's comma, the last one its neighbour's."""
+    added = cst.Arg(
+        value,
+        keyword=cst.Name(keyword),
+        equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")),
+    )
+    args = list(call.args)
+    if args and isinstance(args[-1].comma, cst.Comma):
+        separator = (
+            args[-2].comma if len(args) > 1 and isinstance(args[-2].comma, cst.Comma) else args[-1].comma
+        )
+        added = added.with_changes(comma=args[-1].comma)
+        args[-1] = args[-1].with_changes(comma=separator)
+    return call.with_changes(args=[*args, added])

@@ -46,6 +46,9 @@ What is emulated
   ``ProfilerAction``, ``_ExperimentalConfig`` and ``experimental_config`` (accepted, ignored).
 * ``torch_npu.optim``: ``NpuFusedAdam``, ``NpuFusedAdamW``, ``NpuFusedSGD``, ``NpuFusedRMSprop``,
   ``NpuFusedAdadelta`` are torch's optimizers with the same arguments.
+* ``apex.amp`` of Ascend's apex (``site/apex``): ``initialize`` (NVIDIA's parameters and
+  ``combine_grad``) casts nothing; ``scale_loss`` scales by a power of two and unscales exactly.
+  ``apex.normalization`` and apex's other CUDA kernels are missing, as in Ascend's apex.
 * Operators, reference implementations in plain torch: ``npu_rms_norm`` (returns ``(y, rstd)``),
   ``npu_rotary_mul`` (``half``/``interleave``), ``npu_swiglu``, ``npu_fusion_attention`` (layouts
   BSH, SBH, BSND, BNSD; GQA; ``sparse_mode`` 0-3; returns the 7 outputs with zero seed/offset),

@@ -14,6 +14,7 @@ from gpu2npu.targets import target_named
 # Categories and their rank (least to most severe); --fail-on names the lowest failing rank.
 RANK = {
     "mention": 0,
+    "optimization": 0,
     "convertible": 1,
     "limited": 2,
     "unknown": 2,
@@ -24,6 +25,7 @@ RANK = {
 FAIL_ON = {"any": 0, "convertible": 1, "unknown": 2, "cuda-op": 3, "unsupported": 4}
 SEVERITY = {
     "mention": "note",  # CUDA named in a file no kind migrates (documentation, sources of other languages)
+    "optimization": "note",  # what `migrate --optimize` would change (check --optimize)
     "convertible": "note",
     "limited": "warning",
     "unknown": "warning",
@@ -84,20 +86,26 @@ def findings_of(run, source_lines) -> List[Finding]:
         for change in result.changes:
             if _only_binds(change, run.index):
                 continue  # the names the rewrites use: a consequence, no use of CUDA
-            message = f"not converted yet; gpu2npu migrate would {change.operation.lower()}: {change.message}"
-            found.append(
-                _finding(
-                    result.rel,
-                    change.start_line,
-                    1,
-                    "convertible",
-                    change.rule,
-                    change.rule,
-                    message,
-                    source_lines,
-                )
-            )
+            category, message = _pending(change, run.index)
+            where = (result.rel, change.start_line, 1)
+            found.append(_finding(*where, category, change.rule, change.rule, message, source_lines))
     return sorted(found)
+
+
+def _pending(change, index) -> tuple:
+    """A change migrate would make: a conversion, or an optimization of --optimize."""
+    rule = index.rules_by_id.get(change.rule)
+    optimization = rule.optimization if rule is not None else None
+    if optimization is None:
+        return (
+            "convertible",
+            f"not converted yet; gpu2npu migrate would {change.operation.lower()}: {change.message}",
+        )
+    return (
+        "optimization",
+        f"gpu2npu migrate --optimize would {change.operation.lower()}: {change.message} "
+        f"[{optimization.category}, {optimization.equivalence}; {optimization.doc}]",
+    )
 
 
 def _only_binds(change, index) -> bool:

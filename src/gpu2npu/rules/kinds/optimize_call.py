@@ -7,10 +7,11 @@ torch.optim.SGD defaults). Any other call keeps ``old_name`` (which works on the
 NPU) and is reported with the rule's tip. Only calls change: a subclass or an ``isinstance`` of
 ``old_name`` keeps its meaning.
 
-Each rule says what kind of optimization it is and how sure the result is to equal the original:
-``category``, ``equivalence`` (``exact``: the same numbers by construction; ``tolerance``: the
-same algorithm, numbers within rounding; ``behaviour``: changes what training does, applied only
-when asked for by ``--optimize=all`` or by id) and ``doc`` (the document it comes from).
+Like every rule of rules/optimize, each says in ``optimization`` what kind of optimization it is
+and how sure the result is to equal the original: ``category``, ``equivalence`` (``exact``: the
+same numbers by construction; ``tolerance``: the same algorithm, numbers within rounding;
+``behaviour``: changes what training does, applied only when asked for by ``--optimize=all`` or by
+id) and ``doc`` (the document it comes from).
 
     rules:
       OptimizeCallRule:
@@ -20,9 +21,7 @@ when asked for by ``--optimize=all`` or by id) and ``doc`` (the document it come
           positional: 6
           keywords: [params, lr, momentum, dampening, weight_decay, nesterov]
           needs: [lr]
-          category: fused optimizer
-          equivalence: tolerance
-          doc: torch_npu.optim.NpuFusedSGD (Ascend/op-plugin docs)
+          optimization: {category: fused optimizer, equivalence: tolerance, doc: ...}
           tip: ...
 """
 
@@ -35,8 +34,6 @@ from gpu2npu.rules.kinds._common import check_names, dotted_name, name_subject
 from gpu2npu.rules.model import Field
 from gpu2npu.source.names import dotted_expression
 
-EQUIVALENCE = ("exact", "tolerance", "behaviour")
-
 
 class OptimizeCall(RuleKind):
     name = "OptimizeCallRule"
@@ -46,9 +43,6 @@ class OptimizeCall(RuleKind):
         "positional": Field(int, required=True, help="positional arguments new_name takes"),
         "keywords": Field(list, required=True, help="new_name's parameters, in order"),
         "needs": Field(list, default=(), help="parameters the call must pass (no default in new_name)"),
-        "category": Field(str, required=True, help="fused optimizer, data loading, start-up, ..."),
-        "equivalence": Field(str, required=True, help="exact, tolerance or behaviour"),
-        "doc": Field(str, required=True, help="the document the change comes from"),
         "tip": Field(str, required=True, help="what to do where a call keeps old_name"),
     }
 
@@ -56,8 +50,6 @@ class OptimizeCall(RuleKind):
         problem = check_names(old_name=fields["old_name"], new_name=fields["new_name"])
         if problem:
             return problem
-        if fields["equivalence"] not in EQUIVALENCE:
-            return f"'equivalence' must be one of {', '.join(EQUIVALENCE)}"
         if fields["positional"] < 0 or any(not isinstance(k, str) for k in fields["keywords"]):
             return "'positional' must be a count and 'keywords' names"
         if not set(fields["needs"]) <= set(fields["keywords"]):
@@ -71,7 +63,7 @@ class OptimizeCall(RuleKind):
         return dotted_name(rule["old_name"])
 
     def describe(self, rule):
-        return f"{rule['old_name']}(...) -> {rule['new_name']}(...) [{rule['equivalence']}]"
+        return f"{rule['old_name']}(...) -> {rule['new_name']}(...)"
 
     def subject(self, rule):
         return name_subject(rule["old_name"])
@@ -81,9 +73,8 @@ class OptimizeCall(RuleKind):
             ctx.keep(rule["old_name"], rule.id)
             return call
         ctx.absolute_name_used(rule["new_name"].split(".")[0])
-        ctx.record(
-            "MODIFY", f"optimize ({rule['category']}): {rule['old_name']} to {rule['new_name']}", rule.id
-        )
+        what = f"change call {rule['old_name']} to {rule['new_name']}"
+        ctx.record("MODIFY", what, rule.id)
         return call.with_changes(func=dotted_expression(rule["new_name"]))
 
 
