@@ -268,11 +268,10 @@ def _kept_row(file: str, kept, index: RuleIndex) -> ApiRow:
     """Code a rule keeps as it is (a CUDA test, a call, a compared string): manual work, with the
     rule's tip; unsupported unless the kept code works on the NPU as it is. A call an --optimize
     rule keeps is no manual work: it runs as migrated, only without that optimization."""
-    rule = index.rules_by_id[kept.rule_id]
-    tip = kept.tip or rule["tip"]
+    tip = kept.tip or index.rules_by_id[kept.rule_id]["tip"]
     status = LIMITED if kept.works else UNSUPPORTED
     source = f"rules:{kept.rule_id}"
-    manual = rule.optimization is None
+    manual = index.optimization_of(kept.rule_id) is None
     return ApiRow(
         file,
         kept.line,

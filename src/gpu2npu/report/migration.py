@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 from gpu2npu import __version__
 from gpu2npu.apis.judge import file_verdicts
@@ -134,7 +134,7 @@ def optimization_rows(run) -> List[tuple]:
     rows = []
     for result in run.all_results:
         for change in result.changes:
-            optimization = _optimization_of(run, change.rule)
+            optimization = run.index.optimization_of(change.rule)
             if optimization is not None:
                 rows.append(
                     (
@@ -151,20 +151,21 @@ def optimization_rows(run) -> List[tuple]:
     return sorted(rows, key=lambda row: (row[0], row[1], row[2], row[3], row[6]))
 
 
-def optimizations_by_rule(run) -> List[dict]:
+def optimizations_by_rule(run, rows: Optional[List[tuple]] = None) -> List[dict]:
     """Per --optimize rule of the run: how many changes it made and how many calls it kept
-    (reported with its tip), with what it is. Rules that found nothing are left out."""
-    applied = Counter(row[3] for row in optimization_rows(run))
+    (reported with its tip), with what it is. Rules that found nothing are left out. ``rows``:
+    the run's ``optimization_rows``, where they are made already."""
+    applied = Counter(row[3] for row in (optimization_rows(run) if rows is None else rows))
     kept = Counter(
         kept.rule_id
         for result in run.all_results
         for kept in result.kept
-        if _optimization_of(run, kept.rule_id) is not None
+        if run.index.optimization_of(kept.rule_id) is not None
     )
-    rows = []
+    by_rule = []
     for rule_id in sorted(set(applied) | set(kept)):
-        optimization = _optimization_of(run, rule_id)
-        rows.append(
+        optimization = run.index.optimization_of(rule_id)
+        by_rule.append(
             {
                 "rule": rule_id,
                 "category": optimization.category,
@@ -175,12 +176,7 @@ def optimizations_by_rule(run) -> List[dict]:
                 "doc": optimization.doc,
             }
         )
-    return rows
-
-
-def _optimization_of(run, rule_id: str):
-    rule = run.index.rules_by_id.get(rule_id)
-    return rule.optimization if rule is not None else None
+    return by_rule
 
 
 def summary_counts(run) -> Dict[str, int]:
@@ -281,7 +277,11 @@ def report_json(run, changes, skipped, tables) -> dict:
         },
         "files": [{**_file_entry(r), **verdicts[r.rel]} for r in run.code_results],
         "other_files": [_file_entry(r) for r in run.all_results if r.rel not in verdicts],
-        **({"optimizations_by_rule": optimizations_by_rule(run)} if run.options.optimize else {}),
+        **(
+            {"optimizations_by_rule": optimizations_by_rule(run, tables[OPTIMIZATIONS])}
+            if run.options.optimize
+            else {}
+        ),
     }
 
 

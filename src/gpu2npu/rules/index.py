@@ -266,6 +266,11 @@ class RuleIndex:
     def add_call_edit(self, key: str, rule: Rule, edit: Callable) -> None:
         self.calls.setdefault(key, []).append(CallEdit(rule, edit))
 
+    def optimization_of(self, rule_id: str):
+        """The ``Optimization`` of an --optimize rule; None for any other rule or id."""
+        rule = self.rules_by_id.get(rule_id)
+        return rule.optimization if rule is not None else None
+
     def rules_of(self, kind: str) -> List[Rule]:
         """The rules of a kind that other file kinds read (shell, configs, requirements...)."""
         return self.file_rules.get(kind, [])

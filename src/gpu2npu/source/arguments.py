@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Optional, Sequence
 
 import libcst as cst
 
@@ -52,6 +52,15 @@ def delete_argument(call: cst.Call, index: int) -> cst.Call:
         # The new last argument takes over the removed one's comma (or lack of it).
         args[-1] = args[-1].with_changes(comma=removed.comma)
     return call.with_changes(args=args)
+
+
+def passed_parameters(call: cst.Call, parameters: Sequence[str]) -> Optional[set]:
+    """The parameters a call passes, by keyword or by position (``parameters``: the callee's, in
+    order); None for a call with ``*args`` or ``**kwargs``, which may pass any."""
+    if any(arg.star for arg in call.args):
+        return None
+    positional = sum(1 for arg in call.args if arg.keyword is None)
+    return {arg.keyword.value for arg in call.args if arg.keyword is not None} | set(parameters[:positional])
 
 
 def append_keyword(call: cst.Call, keyword: str, value: cst.BaseExpression) -> cst.Call:

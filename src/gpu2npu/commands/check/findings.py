@@ -94,8 +94,7 @@ def findings_of(run, source_lines) -> List[Finding]:
 
 def _pending(change, index) -> tuple:
     """A change migrate would make: a conversion, or an optimization of --optimize."""
-    rule = index.rules_by_id.get(change.rule)
-    optimization = rule.optimization if rule is not None else None
+    optimization = index.optimization_of(change.rule)
     if optimization is None:
         return (
             "convertible",

@@ -23,7 +23,7 @@ import libcst as cst
 from gpu2npu.rules.kind import RuleKind
 from gpu2npu.rules.kinds._common import check_names, is_expression, name_subject
 from gpu2npu.rules.model import Field
-from gpu2npu.source.arguments import append_keyword
+from gpu2npu.source.arguments import append_keyword, passed_parameters
 
 
 class KeywordSet(RuleKind):
@@ -62,18 +62,11 @@ class KeywordSet(RuleKind):
         return name_subject(rule["func_name"])
 
     def apply(self, rule, call: cst.Call, ctx) -> cst.Call:
-        if any(arg.star for arg in call.args):
+        passed = passed_parameters(call, rule["parameters"])
+        if passed is None:
             ctx.keep(rule["func_name"], rule.id)
             return call
-        passed = _passed(call, rule["parameters"])
         if rule["keyword"] in passed or passed & set(rule["not_with"]):
             return call
         ctx.record("MODIFY", f"pass {rule['keyword']}={rule['value']} to {rule['func_name']}", rule.id)
         return append_keyword(call, rule["keyword"], cst.parse_expression(rule["value"]))
-
-
-def _passed(call: cst.Call, parameters) -> set:
-    """The parameters a call without ``*``/``**`` passes, by keyword or by position."""
-    positional = [arg for arg in call.args if arg.keyword is None]
-    named = {arg.keyword.value for arg in call.args if arg.keyword is not None}
-    return named | set(parameters[: len(positional)])

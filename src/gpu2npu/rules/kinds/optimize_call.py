@@ -32,6 +32,7 @@ import libcst as cst
 from gpu2npu.rules.kind import RuleKind
 from gpu2npu.rules.kinds._common import check_names, dotted_name, name_subject
 from gpu2npu.rules.model import Field
+from gpu2npu.source.arguments import passed_parameters
 from gpu2npu.source.names import dotted_expression
 
 
@@ -80,15 +81,8 @@ class OptimizeCall(RuleKind):
 
 def fits(call: cst.Call, positional: int, keywords, needs) -> bool:
     """Whether the call passes only what the new callee takes, and all it needs."""
-    passed, named = 0, set()
-    for arg in call.args:
-        if arg.star:
-            return False
-        if arg.keyword is None:
-            passed += 1
-        elif arg.keyword.value in keywords:
-            named.add(arg.keyword.value)
-        else:
-            return False
-    given = named | set(keywords[:passed])
-    return passed <= positional and set(needs) <= given
+    given = passed_parameters(call, keywords)
+    if given is None:
+        return False
+    passed = sum(1 for arg in call.args if arg.keyword is None)
+    return passed <= positional and given <= set(keywords) and set(needs) <= given
