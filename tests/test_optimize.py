@@ -230,8 +230,23 @@ def test_a_wrong_optimization_field_is_a_rule_file_error(tmp_path, optimization,
 def test_keyword_set_keeps_a_call_that_may_pass_the_keyword_unseen():
     result = migrate_source((FIXTURES / "amp_and_loading.py").read_bytes(), builtin_index(optimize=True))
     assert [(k.line, k.name, k.rule_id, k.works) for k in result.kept] == [
-        (20, "torch.utils.data.DataLoader", "G2N2030", True)  # **{...}
+        (20, "torch.utils.data.DataLoader", "G2N2030", True),  # **{...} may hold drop_last,
+        (20, "torch.utils.data.DataLoader", "G2N2031", True),  # or pin_memory and its device
     ]
+
+
+def test_keyword_set_only_with_must_name_parameters_of_the_callee(tmp_path):
+    rules = tmp_path / "mine.yaml"
+    rules.write_text(
+        "rules:\n  KeywordSetRule:\n  - func_name: a.load\n    keyword: device\n    value: '\"npu\"'\n"
+        "    parameters: [data, device]\n    only_with: [pin]\n    tip: pass device\n"
+    )
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj" / "train.py").write_text(PROGRAM)
+    result = run_cli("migrate", "-i", tmp_path / "proj", "-o", tmp_path / "out", "-r", rules)
+    assert result.returncode == 2
+    message = "'parameters' must name 'keyword' and every parameter of 'not_with' and 'only_with'"
+    assert message in result.stderr and "mine.yaml" in result.stderr, result.stderr
 
 
 def test_optimize_by_id_applies_only_those_rules(tmp_path):

@@ -619,11 +619,20 @@ OPTIMIZED = {
     "mnist": "torch_npu.optim.NpuFusedAdadelta(model.parameters(), lr=args.lr)",
     "resume": "torch_npu.optim.NpuFusedSGD(model.parameters(), lr=0.05)",
 }
+# What else --optimize=all writes into a program (the DDP wrapper's broadcast_buffers=False,
+# behaviour, where ToyModel has no buffers to broadcast; drop_last=True, where every rank's 64
+# samples fill its batches of 8): the losses stay the original's.
+OPTIMIZED_LINES = {
+    ("ddp", "optimize"): "ddp_model = DDP(model, device_ids=[rank])",
+    ("ddp", "optimize_all"): "ddp_model = DDP(model, device_ids=[rank], broadcast_buffers=False)",
+}
+OPTIMIZE_OPTIONS = {"optimize": ["--optimize"], "optimize_all": ["--optimize=all"]}
 MIGRATIONS = (
     [(name, "full") for name in sorted(RUNNABLE)]
     + [(name, "auto") for name in sorted(AUTOMATIC_FIRST)]
     + [(name, "specify-device") for name in sorted(SPECIFY_DEVICE_FIRST)]
     + [(name, "optimize") for name in sorted(OPTIMIZED)]
+    + [("ddp", "optimize_all")]
 )
 
 
@@ -635,13 +644,15 @@ def test_migrated_program_prints_the_original_losses_under_the_standin(name, mod
     migrated_first = first_lines[mode][name] if mode in first_lines else migrated_first
     original = tmp_path / name
     shutil.copytree(PROGRAMS / name, original)
-    options = ["--optimize"] if mode == "optimize" else ["--mode", mode]
+    options = OPTIMIZE_OPTIONS.get(mode, ["--mode", mode])
     result = run_cli("migrate", "-i", original, "-o", tmp_path / "out", "-v", "2.8.0", *options)
     assert result.returncode == 0, result.stderr
     migrated = tmp_path / "out" / f"{name}_msft"
     assert "import torch_npu\n" in (migrated / "main.py").read_text()
-    if mode == "optimize":
+    if mode in OPTIMIZE_OPTIONS:
         assert f" = {OPTIMIZED[name]}\n" in (migrated / "main.py").read_text()
+    if (name, mode) in OPTIMIZED_LINES:
+        assert f"    {OPTIMIZED_LINES[name, mode]}\n" in (migrated / "main.py").read_text()
 
     def command(program: Path, prefix=()):
         filled = [a.format(out=".", port=free_port()) for a in arguments]
@@ -694,6 +705,10 @@ def test_apex_amp_layer_norm_and_attention_optimized_train_like_the_original(tmp
         result = run_cli("migrate", "-i", original, "-o", out, "-v", "2.8.0", *options)
         assert result.returncode == 0, result.stderr
         program = out / "apex_amp_msft" / "main.py"
+        pinned = 'pin_memory=True, pin_memory_device="npu")' in program.read_text().replace(
+            ", drop_last=True", ""
+        )
+        assert pinned == bool(options)  # exact: --optimize alone pins the batches for the NPU
         runs[name] = start([*standin, sys.executable, str(program)], tmp_path / f"{name}_run", plain_env())
     printed = {name: finish(run)[0].splitlines() for name, run in runs.items()}
 
@@ -710,6 +725,39 @@ def test_apex_amp_layer_norm_and_attention_optimized_train_like_the_original(tmp
     assert printed["optimize"][1:] == printed["original"][1:]
     # =all adds drop_last=True (behaviour): the same losses without the short last batch
     assert printed["optimize_all"][1:] == printed["original"][1:-1]
+
+
+NVTX_PROGRAM = """import torch
+torch.manual_seed(0)
+weights = torch.randn(4, device='cuda' if torch.cuda.is_available() else 'cpu')
+for step in range(3):
+    if torch.cuda.is_available():
+        torch.cuda.nvtx.mark('step {}'.format(step))
+    weights = weights * 0.5 + 1
+    print('step', step, weights.sum().item())
+"""
+
+
+def test_nvtx_marks_become_mstx_marks_that_run(tmp_path):
+    """G2N2060 (exact): the plain migration keeps the marks on CUDA (their guard stays
+    torch.cuda.is_available(), both reported), so the copy runs on the NPU without them;
+    --optimize writes torch_npu's mstx.mark under an NPU guard. Both print the original's numbers."""
+    require_torch()
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj" / "main.py").write_text(NVTX_PROGRAM)
+    standin = gpu2npu_command() + ["run", "--"]
+    original = start([sys.executable, str(tmp_path / "proj" / "main.py")], tmp_path / "o", plain_env())
+    printed = {}
+    for name, options in {"plain": [], "optimize": ["--optimize"]}.items():
+        result = run_cli("migrate", "-i", tmp_path / "proj", "-o", tmp_path / name, "-v", "2.8.0", *options)
+        assert result.returncode == 0, result.stderr
+        program = tmp_path / name / "proj_msft" / "main.py"
+        marks = "    if torch.npu.is_available():\n        torch.npu.mstx.mark('step {}'.format(step))\n"
+        assert (marks in program.read_text()) == (name == "optimize")
+        run = start([*standin, sys.executable, str(program)], tmp_path / f"{name}_run", plain_env())
+        printed[name] = finish(run)[0]
+    assert printed["plain"] == printed["optimize"] == finish(original)[0]
+    assert len(printed["optimize"].splitlines()) == 3
 
 
 @pytest.mark.parametrize(

@@ -65,7 +65,8 @@ def passed_parameters(call: cst.Call, parameters: Sequence[str]) -> Optional[set
 
 def append_keyword(call: cst.Call, keyword: str, value: cst.BaseExpression) -> cst.Call:
     """``call`` with ``keyword=value`` last. A call whose arguments end with a comma (one per line)
-    keeps its layout: the new argument takes the last one's comma, the last one its neighbour's."""
+    keeps its layout: the new argument takes the last one's comma, the last one its neighbour's.
+    A closing parenthesis on a line of its own stays there: the new argument takes the line break."""
     added = cst.Arg(
         value,
         keyword=cst.Name(keyword),
@@ -78,4 +79,10 @@ def append_keyword(call: cst.Call, keyword: str, value: cst.BaseExpression) -> c
         )
         added = added.with_changes(comma=args[-1].comma)
         args[-1] = args[-1].with_changes(comma=separator)
+    elif args:
+        added = added.with_changes(whitespace_after_arg=args[-1].whitespace_after_arg)
+        args[-1] = args[-1].with_changes(
+            comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")),
+            whitespace_after_arg=cst.SimpleWhitespace(""),
+        )
     return call.with_changes(args=[*args, added])

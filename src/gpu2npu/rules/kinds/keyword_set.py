@@ -2,8 +2,10 @@
 ``keyword`` gets ``keyword=value`` (``amp.initialize(..., combine_grad=True)``,
 ``DataLoader(..., drop_last=True)``). A call that passes it already, by keyword or by position
 (``parameters`` lists the callee's parameters in order), keeps the caller's choice; so does one
-that passes a parameter of ``not_with`` (``batch_sampler`` excludes ``drop_last``). A call with
-``*args`` or ``**kwargs`` may pass it unseen: it is kept and reported with the rule's tip.
+that passes a parameter of ``not_with`` (``batch_sampler`` excludes ``drop_last``), and one that
+does not pass every parameter of ``only_with``, or passes one as a literal ``False`` or ``None``
+(``pin_memory_device`` only where ``pin_memory`` is on). A call with ``*args`` or ``**kwargs``
+may pass it unseen: it is kept and reported with the rule's tip.
 
     rules:
       KeywordSetRule:
@@ -23,7 +25,9 @@ import libcst as cst
 from gpu2npu.rules.kind import RuleKind
 from gpu2npu.rules.kinds._common import check_names, is_expression, name_subject
 from gpu2npu.rules.model import Field
-from gpu2npu.source.arguments import append_keyword, passed_parameters
+from gpu2npu.source.arguments import append_keyword, find_argument, passed_parameters
+
+_OFF = ("False", "None")
 
 
 class KeywordSet(RuleKind):
@@ -34,6 +38,7 @@ class KeywordSet(RuleKind):
         "value": Field(str, required=True, help="its value, as source text"),
         "parameters": Field(list, required=True, help="the callee's parameters, in order"),
         "not_with": Field(list, default=(), help="parameters that exclude passing keyword"),
+        "only_with": Field(list, default=(), help="parameters the call must pass, not False or None"),
         "tip": Field(str, required=True, help="what to do where a call is kept"),
     }
 
@@ -43,10 +48,9 @@ class KeywordSet(RuleKind):
             return problem
         if not is_expression(fields["value"]):
             return f"'value' must be a Python expression, not {fields['value']!r}"
-        if fields["keyword"] not in fields["parameters"] or not set(fields["not_with"]) <= set(
-            fields["parameters"]
-        ):
-            return "'parameters' must name 'keyword' and every parameter of 'not_with'"
+        named = set(fields["not_with"]) | set(fields["only_with"]) | {fields["keyword"]}
+        if not named <= set(fields["parameters"]):
+            return "'parameters' must name 'keyword' and every parameter of 'not_with' and 'only_with'"
         return None
 
     def compile(self, rule, index):
@@ -68,5 +72,16 @@ class KeywordSet(RuleKind):
             return call
         if rule["keyword"] in passed or passed & set(rule["not_with"]):
             return call
+        if not all(_passes_switched_on(call, rule["parameters"], name) for name in rule["only_with"]):
+            return call
         ctx.record("MODIFY", f"pass {rule['keyword']}={rule['value']} to {rule['func_name']}", rule.id)
         return append_keyword(call, rule["keyword"], cst.parse_expression(rule["value"]))
+
+
+def _passes_switched_on(call: cst.Call, parameters, name: str) -> bool:
+    """Whether ``call`` passes ``name`` with a value other than a literal False or None."""
+    index = find_argument(call, parameters.index(name), name)
+    if index is None:
+        return False
+    value = call.args[index].value
+    return not (isinstance(value, cst.Name) and value.value in _OFF)

@@ -15,7 +15,7 @@ import time
 import torch
 
 from torch_npu import _runtime
-from torch_npu.npu import amp  # noqa: F401  (torch.npu.amp)
+from torch_npu.npu import amp, mstx  # noqa: F401  (torch.npu.amp, torch.npu.mstx)
 
 DEVICE_NAME = "Ascend910B (gpu2npu CPU stand-in)"
 TOTAL_MEMORY = 64 * 1024**3  # what get_device_properties and mem_get_info report
