@@ -8,6 +8,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from concurrent.futures.process import BrokenProcessPool
@@ -432,3 +433,28 @@ def test_a_file_without_read_permission_is_reported_by_every_command(shared_fold
         "proj/secret.py\n  1:1  warning  unchecked  not checked: cannot be read (Permission denied); "
         "fix the file or exclude it (--exclude)  [not-checked] (fails)\n" in checked.stdout
     )
+
+
+FORKED_BEFORE_RESET = """
+import os, signal, sys, time
+from gpu2npu import cli
+cli._terminated.pid = os.getpid()
+signal.signal(signal.SIGTERM, cli._terminated)
+child = os.fork()
+if child == 0:  # a pool worker before its initializer set SIGTERM back to the default
+    time.sleep(30)
+    os._exit(0)
+time.sleep(0.2)
+os.kill(child, signal.SIGTERM)
+_, status = os.waitpid(child, 0)
+print(os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGTERM)
+"""
+
+
+def test_a_worker_terminated_before_its_initializer_dies_quietly():
+    """The CLI's SIGTERM handler raises Terminated only in the process that installed it; a
+    worker the pool stops while still forking dies as SIGTERM's default would, no traceback."""
+    run = subprocess.run(
+        [sys.executable, "-c", FORKED_BEFORE_RESET], capture_output=True, text=True, timeout=60
+    )
+    assert (run.stdout, run.stderr) == ("True\n", "")

@@ -6,6 +6,7 @@ in skipped_files.csv); 2 a usage, input or rule-file error (one line on stderr).
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import time
@@ -31,6 +32,7 @@ class Gpu2NpuGroup(click.Group):
 
     def invoke(self, ctx):
         _escape_unencodable_output()
+        _terminated.pid = os.getpid()
         signal.signal(signal.SIGTERM, _terminated)
         try:
             return super().invoke(ctx)
@@ -60,7 +62,16 @@ class Terminated(BaseException):
 
 
 def _terminated(signum, frame):
+    if os.getpid() != _terminated.pid:
+        # A worker that the pool stops right after forking, before it set SIGTERM back to the
+        # default: die as the default would, without a traceback from inside the fork.
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
+        return
     raise Terminated()
+
+
+_terminated.pid = None
 
 
 def _escape_unencodable_output() -> None:
