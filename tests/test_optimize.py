@@ -185,7 +185,7 @@ def test_check_optimize_lists_what_migrate_optimize_would_do(tmp_path):
     ]
     message = next(f["message"] for f in found if f["rule"] == "G2N2030")
     assert message == (
-        "gpu2npu migrate --optimize would modify: pass drop_last=True to torch.utils.data.DataLoader "
+        "gpu2npu migrate --optimize=all would modify: pass drop_last=True to torch.utils.data.DataLoader "
         f"[data loading, behaviour; {LOADER_DOC}]"
     )
     plain = run_cli("check", tmp_path / "proj", "-v", "2.1.0", "--no-cache", "--format", "json")
@@ -212,6 +212,10 @@ KEYWORD_SET = (
     "rules:\n  KeywordSetRule:\n  - func_name: a.load\n    keyword: device\n    value: '\"npu\"'\n"
     "    parameters: [data, device]\n    only_with: [pin]\n    tip: pass device\n"
 )
+OPTIMIZE_CALL = (
+    "rules:\n  OptimizeCallRule:\n  - old_name: a.Old\n    new_name: b.New\n    positional: 1\n"
+    "    keywords: [params, lr]\n    tip: keep\n    {}\n"
+)
 
 
 @pytest.mark.parametrize(
@@ -230,6 +234,18 @@ KEYWORD_SET = (
             "'category', 'equivalence' and 'doc' must be text",
         ),
         (KEYWORD_SET, "'parameters' must name 'keyword' and every parameter of 'not_with' and 'only_with'"),
+        (
+            OPTIMIZE_CALL.format("defaults: {eps: '1e-8'}"),
+            "'needs' and 'defaults' must name parameters of 'keywords'",
+        ),
+        (
+            OPTIMIZE_CALL.format("fixed: {lr: '0.1'}"),
+            "'fixed' names parameters new_name lacks, not parameters of 'keywords'",
+        ),
+        (
+            OPTIMIZE_CALL.format("fixed: {mode: 'x ='}"),
+            "the values of 'fixed' and 'defaults' must be Python expressions",
+        ),
     ],
 )
 def test_a_wrong_optimization_rule_is_a_rule_file_error(tmp_path, rule_file, message):
@@ -280,3 +296,26 @@ def test_a_wrong_optimize_choice_is_one_clear_error(tmp_path, options, message):
     assert result.returncode == 2
     assert result.stderr.startswith(message), result.stderr
     assert not tree.exists()
+
+
+@pytest.mark.parametrize(
+    "option,reported", [("--optimize", [9, 13, 15, 16, 17, 18, 20, 21, 22]), ("--optimize=all", [20, 21, 22])]
+)
+def test_float64_made_float32_is_no_longer_reported_as_float64(tmp_path, option, reported):
+    """The reports are decided on the original code: a float64 that G2N2080/G2N2081 (=all) made
+    float32 is gone from the migrated file, so unsupported_api.csv lists only the float64 kept
+    (on the CPU, on a device held in a variable, a cast with no device)."""
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj" / "dtype.py").write_bytes((FIXTURES / "dtype.py").read_bytes())
+    out = tmp_path / "out"
+    result = run_cli("migrate", "-i", tmp_path / "proj", "-o", out, "-v", "2.1.0", "--no-cache", option)
+    assert result.returncode == 0, result.stderr
+    unsupported = rows(out / "proj_msft" / "transplant_result_file" / "unsupported_api.csv")
+    assert [int(row[1]) for row in unsupported if row[7] == "rules:M054"] == reported
+    optimized = rows(out / "proj_msft" / "transplant_result_file" / "optimizations.csv")
+    assert [(int(row[1]), row[3]) for row in optimized] == (
+        [(9, "G2N2080"), (13, "G2N2080"), (14, "G2N2080"), (15, "G2N2080"), (16, "G2N2080")]
+        + [(17, "G2N2081"), (18, "G2N2081")]
+        if option == "--optimize=all"
+        else []
+    )

@@ -727,6 +727,24 @@ def test_apex_amp_layer_norm_and_attention_optimized_train_like_the_original(tmp
     assert printed["optimize_all"][1:] == printed["original"][1:-1]
 
 
+def run_migrations(tmp_path, program: str, variants: dict):
+    """Writes ``program`` as proj/main.py and starts it with plain python; migrates it once per
+    variant (name: migrate options, -v 2.8.0) and starts each copy under the stand-in. Returns
+    the original's process and, per variant, (the migrated source, its process)."""
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj" / "main.py").write_text(program)
+    standin = gpu2npu_command() + ["run", "--"]
+    original = start([sys.executable, str(tmp_path / "proj" / "main.py")], tmp_path / "o", plain_env())
+    migrated = {}
+    for name, options in variants.items():
+        result = run_cli("migrate", "-i", tmp_path / "proj", "-o", tmp_path / name, "-v", "2.8.0", *options)
+        assert result.returncode == 0, result.stderr
+        program_path = tmp_path / name / "proj_msft" / "main.py"
+        run = start([*standin, sys.executable, str(program_path)], tmp_path / f"{name}_run", plain_env())
+        migrated[name] = (program_path.read_text(), run)
+    return original, migrated
+
+
 NVTX_PROGRAM = """import torch
 torch.manual_seed(0)
 weights = torch.randn(4, device='cuda' if torch.cuda.is_available() else 'cpu')
@@ -743,19 +761,10 @@ def test_nvtx_marks_become_mstx_marks_that_run(tmp_path):
     torch.cuda.is_available(), both reported), so the copy runs on the NPU without them;
     --optimize writes torch_npu's mstx.mark under an NPU guard. Both print the original's numbers."""
     require_torch()
-    (tmp_path / "proj").mkdir()
-    (tmp_path / "proj" / "main.py").write_text(NVTX_PROGRAM)
-    standin = gpu2npu_command() + ["run", "--"]
-    original = start([sys.executable, str(tmp_path / "proj" / "main.py")], tmp_path / "o", plain_env())
-    printed = {}
-    for name, options in {"plain": [], "optimize": ["--optimize"]}.items():
-        result = run_cli("migrate", "-i", tmp_path / "proj", "-o", tmp_path / name, "-v", "2.8.0", *options)
-        assert result.returncode == 0, result.stderr
-        program = tmp_path / name / "proj_msft" / "main.py"
-        marks = "    if torch.npu.is_available():\n        torch.npu.mstx.mark('step {}'.format(step))\n"
-        assert (marks in program.read_text()) == (name == "optimize")
-        run = start([*standin, sys.executable, str(program)], tmp_path / f"{name}_run", plain_env())
-        printed[name] = finish(run)[0]
+    original, migrated = run_migrations(tmp_path, NVTX_PROGRAM, {"plain": [], "optimize": ["--optimize"]})
+    marks = "    if torch.npu.is_available():\n        torch.npu.mstx.mark('step {}'.format(step))\n"
+    assert [marks in source for source, _ in migrated.values()] == [False, True]
+    printed = {name: finish(run)[0] for name, (_, run) in migrated.items()}
     assert printed["plain"] == printed["optimize"] == finish(original)[0]
     assert len(printed["optimize"].splitlines()) == 3
 
@@ -1004,3 +1013,101 @@ def test_a_migrated_launcher_and_config_train_like_the_original_on_the_cpu(tmp_p
         for line in original.stdout.splitlines()
     ]
     assert run.stdout.splitlines() == expected and len(expected) == 3
+
+
+PRECISION_PROGRAM = """import torch
+torch.backends.cuda.matmul.allow_tf32 = True
+torch.backends.cudnn.allow_tf32 = False
+device = 'cuda' if torch.cuda.is_available() else 'cpu'
+torch.manual_seed(0)
+model = torch.nn.Linear(8, 1).to(device)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
+inputs = torch.randn(64, 8)
+targets = inputs.sum(dim=1, keepdim=True)
+total, count = 0.0, 0
+for step in range(8):
+    x, y = inputs[8 * step:8 * step + 8].to(device), targets[8 * step:8 * step + 8].to(device)
+    loss = torch.nn.functional.mse_loss(model(x), y)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    total, count = total + loss.item(), count + 1
+    if torch.cuda.is_available():
+        meter = torch.tensor([count, total], dtype=torch.float64, device='cuda')
+    else:
+        meter = torch.tensor([count, total], dtype=torch.float64)
+    print('step', step, 'loss', repr(loss.item()), 'mean', repr((meter[1] / meter[0]).item()), meter.dtype)
+print('tf32', torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
+"""
+
+
+def test_tf32_switches_and_float64_meters_optimized_train_like_the_original(tmp_path):
+    """G2N2070/G2N2071 (tolerance): the TF32 switches become the HF32 switches the NPU reads, set
+    to the original's values; the stand-in computes in float32 (it has no HF32), so the losses are
+    the original's to the last bit. G2N2080 (behaviour, =all): the float64 meter made on the
+    device is float32 there: the same losses, a mean within float32's rounding (2**-24 relative)
+    of the original's float64 mean."""
+    require_torch()
+    variants = {"optimize": ["--optimize"], "optimize_all": ["--optimize=all"]}
+    original, migrated = run_migrations(tmp_path, PRECISION_PROGRAM, variants)
+    meter = "torch.tensor([count, total], dtype=torch.float32, device='npu')"
+    for name, (source, _) in migrated.items():
+        assert "torch.npu.matmul.allow_hf32 = True\ntorch.npu.conv.allow_hf32 = False\n" in source
+        assert (meter in source) == (name == "optimize_all")
+    printed = {name: finish(run)[0].splitlines() for name, (_, run) in migrated.items()}
+    expected = finish(original)[0].splitlines()
+
+    assert expected[-1] == printed["optimize"][-1] == printed["optimize_all"][-1] == "tf32 True False"
+    assert printed["optimize"] == expected  # the meter stays float64 without =all
+    assert len(expected) == 9
+    for mine, theirs in zip(printed["optimize_all"][:-1], expected[:-1]):
+        step, loss, mean, dtype = _meter_line(mine)
+        assert (step, loss, dtype) == (_meter_line(theirs)[0], _meter_line(theirs)[1], "torch.float32")
+        assert _meter_line(theirs)[3] == "torch.float64"
+        assert mean == pytest.approx(_meter_line(theirs)[2], rel=2**-24)
+
+
+def _meter_line(line: str):
+    """(step, loss text, mean, dtype) of a line the precision program prints."""
+    _, step, _, loss, _, mean, dtype = line.split()
+    return int(step), loss, float(mean), dtype
+
+
+FUSED_ADAM_PROGRAM = """import torch
+device = 'cuda' if torch.cuda.is_available() else 'cpu'
+torch.manual_seed(0)
+model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.Tanh(), torch.nn.Linear(16, 1)).to(device)
+if torch.cuda.is_available():
+    from apex.optimizers import FusedAdam
+    optimizer = FusedAdam(model.parameters(), lr=1e-2)
+else:  # FusedAdam's algorithm (adam_w_mode=True, weight_decay=0) without its CUDA kernels
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2, weight_decay=0.0)
+inputs = torch.randn(80, 8)
+targets = inputs.sum(dim=1, keepdim=True).sin()
+for step in range(10):
+    x, y = inputs[8 * step:8 * step + 8].to(device), targets[8 * step:8 * step + 8].to(device)
+    loss = torch.nn.functional.mse_loss(model(x), y)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    print('step', step, 'loss', repr(loss.item()))
+"""
+
+
+def test_apex_fused_adam_becomes_npu_fused_adamw_that_trains_like_it(tmp_path):
+    """G2N2006 (tolerance): on an NPU apex's FusedAdam cannot be built (Ascend's apex, like the
+    stand-in's, keeps the class without its CUDA kernels), so the plain migration fails there;
+    --optimize writes NpuFusedAdamW with apex's weight_decay default (0), whose losses are those
+    of FusedAdam's algorithm (AdamW, weight decay 0) on the CPU: to the last bit here, where both
+    are torch's AdamW (NpuFusedAdamW's default weight decay, 1e-2, would change them)."""
+    require_torch()
+    original, migrated = run_migrations(
+        tmp_path, FUSED_ADAM_PROGRAM, {"plain": [], "optimize": ["--optimize"]}
+    )
+    fused = "    optimizer = torch_npu.optim.NpuFusedAdamW(model.parameters(), lr=1e-2, weight_decay=0)\n"
+    assert [fused in source for source, _ in migrated.values()] == [False, True]
+    expected = finish(original)[0]
+    _, failure = finish(migrated["plain"][1], returncode=1)
+    assert "No module named 'amp_C': apex.optimizers.FusedAdam needs apex's CUDA kernels" in failure
+    assert finish(migrated["optimize"][1])[0] == expected
+    assert len(losses(expected)) == 10

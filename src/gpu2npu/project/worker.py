@@ -136,9 +136,22 @@ def _outcome(job: Job, data: bytes) -> Tuple[Optional[bytes], FileResult]:
     result.dependencies, result.reported = declared_dependencies(data, job.rel, index, tree)
     result.reported += python_reports(data, index, tree, outcome.kept)
     if analysis is not None:
-        result.calls = analyse_source(data, job.rel, tree, analysis)
+        result.calls = _without_resolved(analyse_source(data, job.rel, tree, analysis), outcome.changes)
         result.kept = outcome.kept
     return outcome.new_bytes, result
+
+
+def _without_resolved(sites, changes):
+    """The uses of the original file less the references a change took out of its lines
+    (``dtype=torch.float64`` made float32): the migrated file no longer has them to report."""
+    resolved = {
+        (line, api) for c in changes for api in c.resolves for line in range(c.start_line, c.end_line + 1)
+    }
+    if not resolved:
+        return sites
+    return [
+        site for site in sites if not (site.kind == "attribute" and (site.start_line, site.api) in resolved)
+    ]
 
 
 def _process_other(job: Job, data: bytes) -> Tuple[Optional[bytes], FileResult]:

@@ -18,6 +18,9 @@ class Change:
     message: str
     rule: str  # the id of the rule that made it
     cell: str = ""  # in a notebook: "cell 3, line 2" (the lines are the .ipynb file's)
+    # APIs the change takes out of its lines (an optimization's float64 -> float32): the reports,
+    # decided on the original code, drop their references there
+    resolves: tuple = ()
 
 
 @dataclass(frozen=True, order=True)
@@ -62,7 +65,8 @@ def original_lines(original: bytes, changed: bytes) -> Callable[[int], int]:
 
 def in_original_lines(changes: Sequence[Change], line_of: Callable[[int], int]) -> List[Change]:
     return [
-        Change(line_of(c.start_line), line_of(c.end_line), c.operation, c.message, c.rule) for c in changes
+        dataclasses.replace(c, start_line=line_of(c.start_line), end_line=line_of(c.end_line))
+        for c in changes
     ]
 
 

@@ -170,11 +170,13 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         rule_id: str,
         start: Optional[int] = None,
         end: Optional[int] = None,
+        resolves: tuple = (),
     ) -> None:
         """Record a change; by default at the call being rewritten (for the call kinds)."""
         if start is None:
             start, end = self.line(), self._newlines + 1
-        self.changes.append(Change(start, end if end is not None else start, operation, message, rule_id))
+        end = end if end is not None else start
+        self.changes.append(Change(start, end, operation, message, rule_id, resolves=resolves))
 
     def keep(self, name: str, rule_id: str) -> None:
         """Report the call being visited as kept as it is: it works, and the rule's tip says why."""

@@ -100,9 +100,10 @@ def _pending(change, index) -> tuple:
             "convertible",
             f"not converted yet; gpu2npu migrate would {change.operation.lower()}: {change.message}",
         )
+    option = "--optimize=all" if optimization.equivalence == "behaviour" else "--optimize"  # what applies it
     return (
         "optimization",
-        f"gpu2npu migrate --optimize would {change.operation.lower()}: {change.message} "
+        f"gpu2npu migrate {option} would {change.operation.lower()}: {change.message} "
         f"[{optimization.category}, {optimization.equivalence}; {optimization.doc}]",
     )
 

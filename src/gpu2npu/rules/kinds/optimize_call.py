@@ -3,9 +3,13 @@ an NPU implementation of the same thing (a fused optimizer), where the call pass
 ``new_name`` documents: at most ``positional`` positional arguments and keywords of
 ``keywords`` (in the order of new_name's parameters), no ``*args`` or ``**kwargs``, and every
 argument of ``needs`` (those new_name has no default for, such as NpuFusedSGD's ``lr``, which
-torch.optim.SGD defaults). Any other call keeps ``old_name`` (which works on the
-NPU) and is reported with the rule's tip. Only calls change: a subclass or an ``isinstance`` of
-``old_name`` keeps its meaning.
+torch.optim.SGD defaults). Where the two callees differ, ``fixed`` names parameters of
+``old_name`` that ``new_name`` lacks, with the one value ``new_name`` behaves as (apex
+FusedAdam's ``adam_w_mode: "True"``): a call passing exactly that is rewritten without it; and
+``defaults`` gives old_name's default for a parameter whose default new_name changes (FusedAdam's
+``weight_decay: "0"``, where NpuFusedAdamW's is 1e-2), passed where the call does not pass it. Any
+other call keeps ``old_name`` and is reported with the rule's tip. Only calls change: a subclass
+or an ``isinstance`` of ``old_name`` keeps its meaning.
 
 Like every rule of rules/optimize, each says in ``optimization`` what kind of optimization it is
 and how sure the result is to equal the original: ``category``, ``equivalence`` (``exact``: the
@@ -30,9 +34,9 @@ from __future__ import annotations
 import libcst as cst
 
 from gpu2npu.rules.kind import RuleKind
-from gpu2npu.rules.kinds._common import check_names, dotted_name, name_subject
+from gpu2npu.rules.kinds._common import check_names, dotted_name, is_expression, name_subject
 from gpu2npu.rules.model import Field
-from gpu2npu.source.arguments import passed_parameters
+from gpu2npu.source.arguments import append_keyword, delete_argument, keyword_index, passed_parameters
 from gpu2npu.source.names import dotted_expression
 
 
@@ -44,6 +48,12 @@ class OptimizeCall(RuleKind):
         "positional": Field(int, required=True, help="positional arguments new_name takes"),
         "keywords": Field(list, required=True, help="new_name's parameters, in order"),
         "needs": Field(list, default=(), help="parameters the call must pass (no default in new_name)"),
+        "fixed": Field(
+            dict, default=None, help="old_name's parameters new_name lacks -> the value it acts as"
+        ),
+        "defaults": Field(
+            dict, default=None, help="parameter -> old_name's default, where new_name's differs"
+        ),
         "tip": Field(str, required=True, help="what to do where a call keeps old_name"),
     }
 
@@ -53,8 +63,13 @@ class OptimizeCall(RuleKind):
             return problem
         if fields["positional"] < 0 or any(not isinstance(k, str) for k in fields["keywords"]):
             return "'positional' must be a count and 'keywords' names"
-        if not set(fields["needs"]) <= set(fields["keywords"]):
-            return "'needs' must name parameters of 'keywords'"
+        if not set(fields["needs"]) | set(fields["defaults"] or ()) <= set(fields["keywords"]):
+            return "'needs' and 'defaults' must name parameters of 'keywords'"
+        if set(fields["fixed"] or ()) & set(fields["keywords"]):
+            return "'fixed' names parameters new_name lacks, not parameters of 'keywords'"
+        values = [*(fields["fixed"] or {}).values(), *(fields["defaults"] or {}).values()]
+        if not all(isinstance(value, str) and is_expression(value) for value in values):
+            return "the values of 'fixed' and 'defaults' must be Python expressions (source text)"
         return None
 
     def compile(self, rule, index):
@@ -70,13 +85,31 @@ class OptimizeCall(RuleKind):
         return name_subject(rule["old_name"])
 
     def apply(self, rule, call: cst.Call, ctx) -> cst.Call:
-        if not fits(call, rule["positional"], rule["keywords"], rule["needs"]):
+        new = _without_fixed(call, rule["fixed"] or {}, ctx)
+        if new is None or not fits(new, rule["positional"], rule["keywords"], rule["needs"]):
             ctx.keep(rule["old_name"], rule.id)
             return call
+        passed = passed_parameters(new, rule["keywords"])
+        for name, value in (rule["defaults"] or {}).items():
+            if name not in passed:
+                new = append_keyword(new, name, cst.parse_expression(value))
         ctx.absolute_name_used(rule["new_name"].split(".")[0])
         what = f"change call {rule['old_name']} to {rule['new_name']}"
         ctx.record("MODIFY", what, rule.id)
-        return call.with_changes(func=dotted_expression(rule["new_name"]))
+        return new.with_changes(func=dotted_expression(rule["new_name"]))
+
+
+def _without_fixed(call: cst.Call, fixed, ctx):
+    """``call`` less the keywords of ``fixed`` it passes with their fixed value; None where it
+    passes one with another value (the new callee cannot do that)."""
+    for name, value in fixed.items():
+        at = keyword_index(call, name)
+        if at is None:
+            continue
+        if ctx.code(call.args[at].value) != value:
+            return None
+        call = delete_argument(call, at)
+    return call
 
 
 def fits(call: cst.Call, positional: int, keywords, needs) -> bool:
