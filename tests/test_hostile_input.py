@@ -458,3 +458,34 @@ def test_a_worker_terminated_before_its_initializer_dies_quietly():
         [sys.executable, "-c", FORKED_BEFORE_RESET], capture_output=True, text=True, timeout=60
     )
     assert (run.stdout, run.stderr) == ("True\n", "")
+
+
+SIGNAL_WHILE_FORKING = """
+import os, signal
+from gpu2npu.project.parallel import run_jobs
+
+class Stop(BaseException):
+    pass
+
+def stop(signum, frame):
+    raise Stop()
+
+signal.signal(signal.SIGTERM, stop)
+# the signal comes in while the pool forks: its handler would run inside fork's own handlers
+os.register_at_fork(after_in_parent=lambda: os.kill(os.getpid(), signal.SIGTERM))
+try:
+    run_jobs(abs, list(range(-200, 0)), workers=2, show_progress=False)
+    print("finished")
+except Stop:
+    print("stopped")
+"""
+
+
+def test_a_signal_that_comes_while_the_pool_forks_still_stops_the_run():
+    """Raised inside a fork handler, the handler's exception would be printed and dropped
+    ("Exception ignored in ...") and the run would go on to the end (seen as a hang of the signal
+    test on a loaded machine): the pool holds SIGINT and SIGTERM while it forks."""
+    run = subprocess.run(
+        [sys.executable, "-c", SIGNAL_WHILE_FORKING], capture_output=True, text=True, timeout=60
+    )
+    assert (run.stdout, run.stderr) == ("stopped\n", "")

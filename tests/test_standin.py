@@ -1111,3 +1111,40 @@ def test_apex_fused_adam_becomes_npu_fused_adamw_that_trains_like_it(tmp_path):
     assert "No module named 'amp_C': apex.optimizers.FusedAdam needs apex's CUDA kernels" in failure
     assert finish(migrated["optimize"][1])[0] == expected
     assert len(losses(expected)) == 10
+
+
+PROFILED_PROGRAM = """import torch
+activities = [torch.profiler.ProfilerActivity.CPU]
+if torch.cuda.is_available():
+    activities.append(torch.profiler.ProfilerActivity.CUDA)
+device = 'cuda' if torch.cuda.is_available() else 'cpu'
+torch.manual_seed(0)
+model = torch.nn.Linear(8, 1).to(device)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
+inputs = torch.randn(32, 8)
+with torch.profiler.profile(activities=activities, record_shapes=True) as prof:
+    for step in range(4):
+        x = inputs[8 * step:8 * step + 8].to(device)
+        loss = model(x).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        print('step', step, 'loss', repr(loss.item()))
+"""
+
+
+def test_a_profiled_run_gets_the_npu_analysis_configuration_and_trains_the_same(tmp_path):
+    """G2N2061 (exact): the profiler of the migrated copy is torch_npu's with Level1 and the
+    PipeUtilization AI Core metrics (the stand-in takes only _ExperimentalConfig's documented
+    keywords: a wrong one would fail the run); the losses are the original's to the last bit."""
+    require_torch()
+    original, migrated = run_migrations(tmp_path, PROFILED_PROGRAM, {"optimize": ["--optimize"]})
+    source, run = migrated["optimize"]
+    config = (
+        "experimental_config=torch_npu.profiler._ExperimentalConfig(profiler_level=torch_npu.profiler."
+        "ProfilerLevel.Level1, aic_metrics=torch_npu.profiler.AiCMetrics.PipeUtilization)) as prof:\n"
+    )
+    assert config in source
+    expected = finish(original)[0]
+    assert finish(run)[0] == expected
+    assert len(losses(expected)) == 4

@@ -5,12 +5,14 @@ import io
 import subprocess
 import sys
 
+import libcst as cst
 import pytest
 from helpers import migrate
 
 from gpu2npu.errors import UserError
 from gpu2npu.project import progress
 from gpu2npu.report.csvfile import csv_text
+from gpu2npu.source.arguments import append_keyword
 from gpu2npu.source.parse import MAX_DEPTH, allow_deep_syntax, syntax_depth
 from gpu2npu.versions import compact_versions, parse_version_spec, resolve_version
 
@@ -118,3 +120,19 @@ def test_a_lone_carriage_return_counts_as_a_line_as_python_counts_it():
         b".cuda()", b".npu()"
     )
     assert migrate(migrated.decode(), dedent=False).encode() == migrated
+
+
+@pytest.mark.parametrize(
+    "call,expected",
+    [
+        ("f(a)", "f(a, k=v)"),
+        ("f(a, b)", "f(a, b, k=v)"),
+        ("f(a,)", "f(a, k=v,)"),
+        ("f(\n    a,\n)", "f(\n    a,\n    k=v,\n)"),  # one argument per line: the new one too
+        ("f(\n    a,\n    b,\n)", "f(\n    a,\n    b,\n    k=v,\n)"),
+        ("f(\n    a, b\n)", "f(\n    a, b, k=v\n)"),  # the closing parenthesis keeps its line
+    ],
+)
+def test_append_keyword_keeps_the_layout_of_the_arguments(call, expected):
+    new = append_keyword(cst.parse_expression(call), "k", cst.Name("v"))
+    assert cst.Module([]).code_for_node(new) == expected

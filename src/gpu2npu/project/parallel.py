@@ -3,6 +3,7 @@ for small ones (a process pool costs more than it saves there), with the progres
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import signal
 import sys
@@ -15,6 +16,7 @@ from gpu2npu.project.progress import Progress
 IN_PROCESS_BELOW = 24  # fewer jobs than this: no pool
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
 WORKER_DIED = "the worker process died on it (killed by a signal, or out of memory)"  # for crashed()
+STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 
 Job = TypeVar("Job")
 Result = TypeVar("Result")
@@ -84,7 +86,8 @@ class _Pools:
         )
         try:
             chunk = max(1, min(16, len(batch) // (workers * 8)))
-            pending = pool.map(self.function, batch, chunksize=chunk)
+            with _stop_signals_held():  # the pool forks its workers here
+                pending = pool.map(self.function, batch, chunksize=chunk)
             meanwhile()
             for result in pending:
                 results.append(result)
@@ -108,8 +111,25 @@ def _start_worker(initializer: Optional[Callable], initargs: tuple) -> None:
     _die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)  # held by the parent while it forked
     if initializer is not None:
         initializer(*initargs)
+
+
+@contextlib.contextmanager
+def _stop_signals_held():
+    """SIGINT and SIGTERM wait while the pool forks: their exception, raised in a fork handler
+    (logging's, which releases its lock after the fork), would be printed and dropped there, and
+    the run would go on. Held, they arrive once the workers exist, where the exception stops it."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def _die_with_parent() -> None:

@@ -75,7 +75,9 @@ def append_keyword(call: cst.Call, keyword: str, value: cst.BaseExpression) -> c
     args = list(call.args)
     if args and isinstance(args[-1].comma, cst.Comma):
         separator = (
-            args[-2].comma if len(args) > 1 and isinstance(args[-2].comma, cst.Comma) else args[-1].comma
+            args[-2].comma
+            if len(args) > 1 and isinstance(args[-2].comma, cst.Comma)
+            else args[-1].comma.with_changes(whitespace_after=_first_argument_break(call))
         )
         added = added.with_changes(comma=args[-1].comma)
         args[-1] = args[-1].with_changes(comma=separator)
@@ -86,3 +88,10 @@ def append_keyword(call: cst.Call, keyword: str, value: cst.BaseExpression) -> c
             whitespace_after_arg=cst.SimpleWhitespace(""),
         )
     return call.with_changes(args=[*args, added])
+
+
+def _first_argument_break(call: cst.Call):
+    """What precedes the first argument when it sits on a line of its own (its indentation),
+    else one space: what a second argument follows its comma with."""
+    before = call.whitespace_before_args
+    return before if isinstance(before, cst.ParenthesizedWhitespace) else cst.SimpleWhitespace(" ")

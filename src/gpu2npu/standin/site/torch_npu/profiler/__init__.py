@@ -39,10 +39,26 @@ class AiCMetrics:
 
 
 class _ExperimentalConfig:
-    """NPU profiling settings: kept for inspection, they change nothing on the CPU."""
+    """NPU profiling settings: kept for inspection, they change nothing on the CPU. Only the
+    documented keywords are taken, so a migrated configuration torch_npu would refuse fails here."""
 
-    def __init__(self, **settings):
-        self.settings = settings
+    def __init__(
+        self,
+        profiler_level=ProfilerLevel.Level0,
+        aic_metrics=AiCMetrics.AiCoreNone,
+        l2_cache=False,
+        op_attr=False,
+        data_simplification=True,
+        record_op_args=False,
+        export_type=ExportType.Text,
+        msprof_tx=False,
+        mstx=False,
+        gc_detect_threshold=None,
+        host_sys=(),
+        sys_io=False,
+        sys_interconnection=False,
+    ):
+        self.settings = dict(profiler_level=profiler_level, aic_metrics=aic_metrics, export_type=export_type)
 
 
 def supported_activities():
@@ -73,7 +89,6 @@ class profile(torch.profiler.profile):
         experimental_config=None,
         **kwargs,
     ):
-        self.experimental_config = experimental_config
         super().__init__(
             activities=[ProfilerActivity.CPU],  # the NPU's work is CPU work here
             schedule=schedule,
@@ -84,6 +99,7 @@ class profile(torch.profiler.profile):
             with_flops=with_flops,
             with_modules=with_modules,
         )
+        self.npu_experimental_config = experimental_config  # torch's own attribute is torch's config
 
 
 __all__ = [
