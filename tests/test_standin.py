@@ -1062,9 +1062,10 @@ def test_tf32_switches_and_float64_meters_optimized_train_like_the_original(tmp_
     assert len(expected) == 9
     for mine, theirs in zip(printed["optimize_all"][:-1], expected[:-1]):
         step, loss, mean, dtype = _meter_line(mine)
-        assert (step, loss, dtype) == (_meter_line(theirs)[0], _meter_line(theirs)[1], "torch.float32")
-        assert _meter_line(theirs)[3] == "torch.float64"
-        assert mean == pytest.approx(_meter_line(theirs)[2], rel=2**-24)
+        their_step, their_loss, their_mean, their_dtype = _meter_line(theirs)
+        assert (step, loss, dtype) == (their_step, their_loss, "torch.float32")
+        assert their_dtype == "torch.float64"
+        assert mean == pytest.approx(their_mean, rel=2**-24)
 
 
 def _meter_line(line: str):

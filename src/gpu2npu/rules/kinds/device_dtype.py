@@ -54,9 +54,6 @@ class DeviceDtype(RuleKind):
         changes = ", ".join(f"{old} -> {new}" for old, new in rule["dtypes"].items())
         return f"on the device: {changes} ({', '.join(rule['func_names'])})"
 
-    def subject(self, rule):
-        return None
-
     def apply(self, rule, call: cst.Call, ctx) -> cst.Call:
         dtype_at = _argument(call, rule, "dtype")
         if dtype_at is None:
