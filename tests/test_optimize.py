@@ -216,6 +216,10 @@ OPTIMIZE_CALL = (
     "rules:\n  OptimizeCallRule:\n  - old_name: a.Old\n    new_name: b.New\n    positional: 1\n"
     "    keywords: [params, lr]\n    tip: keep\n    {}\n"
 )
+CALL_MAPPING = (
+    "rules:\n  CallMappingRule:\n  - func_names: [a.f]\n    new_name: b.g\n    parameters: [x, y]\n"
+    "    tip: keep\n    {}\n"
+)
 
 
 @pytest.mark.parametrize(
@@ -245,6 +249,17 @@ OPTIMIZE_CALL = (
         (
             OPTIMIZE_CALL.format("fixed: {mode: 'x ='}"),
             "the values of 'fixed' and 'defaults' must be Python expressions",
+        ),
+        (CALL_MAPPING.format("arguments: ['{x}', '{z} + 1']"), "the arguments read unknown parameters: z"),
+        (CALL_MAPPING.format("arguments: ['{x} +']"), "an argument must be a Python expression"),
+        (
+            CALL_MAPPING.format("arguments: ['{x}', {keyword: k, value: '{y}', when: y}]"),
+            "an argument mapping takes only else, if, if_none, keyword, value",
+        ),
+        (CALL_MAPPING.format("arguments: ['{x}', [1]]"), "each of 'arguments' is a template (text)"),
+        (
+            CALL_MAPPING.format("arguments: ['{x}']\n    unmapped: [y]"),
+            "'unmapped' must name parameters that have a default in 'defaults'",
         ),
     ],
 )
@@ -319,3 +334,40 @@ def test_float64_made_float32_is_no_longer_reported_as_float64(tmp_path, option,
         if option == "--optimize=all"
         else []
     )
+
+
+def test_flash_attention_rows_follow_what_the_rewrite_did(tmp_path):
+    """G2N2040: a call kept is an unsupported row with the rule's tip; an import the rewrite took
+    out leaves unsupported_api.csv (its G2N056 row named the package), one it kept stays."""
+    (tmp_path / "proj").mkdir()
+    for name in ("attention.py", "attention_imports.py"):
+        (tmp_path / "proj" / name).write_bytes((FIXTURES / name).read_bytes())
+
+    def rows(*options):
+        out = tmp_path / f"out{len(options)}"
+        result = run_cli("migrate", "-i", tmp_path / "proj", "-o", out, "-v", "2.1.0", *options)
+        assert result.returncode == 0, result.stderr
+        with open(out / "proj_msft" / "transplant_result_file" / "unsupported_api.csv") as f:
+            return [(r["File"], r["Start Line"], r["OP"], r["Source"]) for r in csv.DictReader(f)]
+
+    package = [("attention.py", "6", "flash_attn", "rules:G2N056")]
+    interface = "flash_attn.flash_attn_interface"
+    assert rows() == [
+        ("attention.py", "3", "flash_attn", "rules:G2N056"),
+        *package,
+        ("attention.py", "7", interface, "rules:G2N056"),
+        ("attention_imports.py", "5", "flash_attn", "rules:G2N056"),
+        ("attention_imports.py", "9", interface, "rules:G2N056"),
+        ("attention_imports.py", "10", "flash_attn", "rules:G2N056"),
+    ]
+    kept = [
+        ("attention.py", line, "flash_attn.flash_attn_func", "rules:G2N2040")
+        for line in "42 43 44 45".split()
+    ]
+    assert rows("--optimize") == [
+        *package,
+        ("attention.py", "7", interface, "rules:G2N056"),
+        *kept,
+        ("attention.py", "49", interface + ".flash_attn_func", "rules:G2N2040"),
+        ("attention_imports.py", "9", interface, "rules:G2N056"),
+    ]

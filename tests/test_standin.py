@@ -6,6 +6,7 @@ programs (tests/projects/runnable/) are migrated with the installed CLI; the ori
 CPU with plain python, the migrated copies under `gpu2npu run`, and they print the same losses.
 Only the tests that run torch code call require_torch()."""
 
+import math
 import os
 import shutil
 import socket
@@ -461,13 +462,21 @@ def test_reference_operators_agree_with_their_formulas():
         assert len(out) == 7 and close(out[0], expected) and out[1].shape == (B, N, S, 8)
         out[0].sum().backward()
         assert q.grad is not None
-        out = torch_npu.npu_fusion_attention(q, k, v, N, 'BNSD', scale=scale, sparse_mode=2)
+        compressed = torch.ones(2048, 2048, dtype=torch.bool).triu(1)  # the causal modes' documented mask
+        attention = torch_npu.npu_fusion_attention
+        out = attention(q, k, v, N, 'BNSD', atten_mask=compressed, scale=scale, sparse_mode=2)
         assert close(out[0], expected)
+        try:
+            torch_npu.npu_fusion_attention(q, k, v, N, 'BNSD', atten_mask=causal, scale=scale, sparse_mode=2)
+        except ValueError as error:
+            assert "takes atten_mask, the compressed causal mask" in str(error)
+        else:
+            raise AssertionError("a causal mode ran without the compressed mask")
         bsh = lambda t: t.transpose(1, 2).reshape(B, S, N * D)
         out = torch_npu.npu_fusion_attention(bsh(q), bsh(k), bsh(v), N, 'BSH', scale=scale)[0]
         assert close(out, bsh(F.scaled_dot_product_attention(q, k, v)))
         k2, v2 = k[:, :2], v[:, :2]  # grouped-query attention: 2 key/value heads for 4 query heads
-        out = torch_npu.npu_fusion_attention(q, k2, v2, N, 'BNSD', scale=scale, sparse_mode=3)[0]
+        out = attention(q, k2, v2, N, 'BNSD', None, None, compressed, scale, sparse_mode=3)[0]
         expected = F.scaled_dot_product_attention(
             q, k2.repeat_interleave(2, 1), v2.repeat_interleave(2, 1), is_causal=True
         )
@@ -1149,3 +1158,69 @@ def test_a_profiled_run_gets_the_npu_analysis_configuration_and_trains_the_same(
     expected = finish(original)[0]
     assert finish(run)[0] == expected
     assert len(losses(expected)) == 4
+
+
+ATTENTION_PROGRAM = """import torch
+import torch.nn.functional as F
+try:
+    from flash_attn import flash_attn_func
+    HAS_FLASH = torch.cuda.is_available()
+except ImportError:
+    HAS_FLASH = False
+
+
+class Block(torch.nn.Module):
+    def __init__(self, dim=32, heads=4, causal=True):
+        super().__init__()
+        self.heads, self.causal = heads, causal
+        self.norm = torch.nn.LayerNorm(dim)
+        self.qkv = torch.nn.Linear(dim, 3 * dim)
+        self.out = torch.nn.Linear(dim, dim)
+
+    def forward(self, x):
+        b, s, d = x.shape
+        q, k, v = self.qkv(self.norm(x)).view(b, s, 3, self.heads, d // self.heads).unbind(2)
+        if HAS_FLASH:
+            y = flash_attn_func(q, k, v, causal=self.causal)
+        else:  # flash-attn's computation without its CUDA kernels
+            t = lambda u: u.transpose(1, 2)
+            y = t(F.scaled_dot_product_attention(t(q), t(k), t(v), is_causal=self.causal))
+        return x + self.out(y.reshape(b, s, d))
+
+
+device = 'cuda' if torch.cuda.is_available() else 'cpu'
+torch.manual_seed(0)
+model = torch.nn.Sequential(Block(), Block(causal=False)).to(device)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
+inputs = torch.randn(40, 6, 32)
+for step in range(5):
+    x = inputs[8 * step:8 * step + 8].to(device)
+    loss = model(x).pow(2).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    print('step', step, 'loss', repr(loss.item()))
+"""
+
+
+def test_flash_attention_becomes_the_npu_fused_attention_that_trains_like_it(tmp_path):
+    """G2N2040 (tolerance): flash-attn cannot be installed on an NPU machine, so the plain copy
+    takes its SDPA path there; with --optimize the import goes and the call becomes
+    torch_npu.npu_fusion_attention (BSND, q's heads, 1/sqrt(head dim), the compressed causal mask
+    where the block is causal), which the stand-in computes as the documented formula (and refuses
+    a causal mode without that mask). Losses agree with the original's within 1e-5 relative
+    (float32 sums in another order)."""
+    require_torch()
+    original, migrated = run_migrations(
+        tmp_path, ATTENTION_PROGRAM, {"plain": [], "optimize": ["--optimize"]}
+    )
+    fused = "            y = torch_npu.npu_fusion_attention(\n"
+    assert [fused in source for source, _ in migrated.values()] == [False, True]
+    assert "flash_attn" not in migrated["optimize"][0]
+    expected = losses(finish(original)[0])
+    assert losses(finish(migrated["plain"][1])[0]) == expected
+    optimized = losses(finish(migrated["optimize"][1])[0])
+    assert len(expected) == len(optimized) == 5
+    for ours, theirs in zip(optimized, expected):
+        assert ours.split()[:3] == theirs.split()[:3]
+        assert math.isclose(float(ours.split()[3]), float(theirs.split()[3]), rel_tol=1e-5)

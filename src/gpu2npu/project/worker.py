@@ -22,6 +22,7 @@ from gpu2npu.project.parallel import WORKER_DIED
 from gpu2npu.rewrite.changes import Change, Kept
 from gpu2npu.rewrite.engine import migrate_source
 from gpu2npu.rewrite.kept import file_kept
+from gpu2npu.source.names import within
 from gpu2npu.source.parse import (
     COPIED,
     NOT_COPIED,
@@ -143,15 +144,21 @@ def _outcome(job: Job, data: bytes) -> Tuple[Optional[bytes], FileResult]:
 
 def _without_resolved(sites, changes):
     """The uses of the original file less the references a change took out of its lines
-    (``dtype=torch.float64`` made float32): the migrated file no longer has them to report."""
+    (``dtype=torch.float64`` made float32; an import removed, whose row names its package)."""
     resolved = {
         (line, api) for c in changes for api in c.resolves for line in range(c.start_line, c.end_line + 1)
     }
     if not resolved:
         return sites
-    return [
-        site for site in sites if not (site.kind == "attribute" and (site.start_line, site.api) in resolved)
-    ]
+    return [site for site in sites if not _resolved(site, resolved)]
+
+
+def _resolved(site, resolved) -> bool:
+    if site.kind == "attribute":
+        return (site.start_line, site.api) in resolved
+    if site.kind == "import":
+        return any(line == site.start_line and within(api, site.api) for line, api in resolved)
+    return False
 
 
 def _process_other(job: Job, data: bytes) -> Tuple[Optional[bytes], FileResult]:

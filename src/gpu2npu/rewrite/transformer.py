@@ -24,6 +24,7 @@ from gpu2npu.rewrite.imports import already_imported, import_line, imports_modul
 from gpu2npu.rewrite.skipping import statement_skipper
 from gpu2npu.rewrite.string_names import named_formatted_string, named_simple_string
 from gpu2npu.rewrite.strings import rewrite_formatted_string, rewrite_simple_string
+from gpu2npu.rewrite.unused_imports import Droppable, alias_key, names_read, package, without_imports
 from gpu2npu.source.imports import bound_by_from_import, bound_by_import
 from gpu2npu.source.lines import NewlineCounter, chain_line_breaks, line_breaks
 from gpu2npu.source.names import chain_parts, dotted_expression, dotted_name
@@ -133,6 +134,7 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
             statement_skipper(self.source, tree, index.statement_triggers) if not skeleton else None
         )
         self._skipped: Optional[cst.CSTNode] = None  # the statement left unvisited
+        self._droppable: List[Droppable] = []  # imports to take out if the rewrite leaves them unused
 
     # -- statement lines no rule can touch are not walked (gpu2npu.rewrite.skipping) -----------
 
@@ -178,10 +180,15 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         end = end if end is not None else start
         self.changes.append(Change(start, end, operation, message, rule_id, resolves=resolves))
 
-    def keep(self, name: str, rule_id: str) -> None:
-        """Report the call being visited as kept as it is: it works, and the rule's tip says why."""
+    def keep(self, name: str, rule_id: str, works: bool = True) -> None:
+        """Report the call being visited as kept as it is (by default: it works), with the rule's tip."""
         line = self.line()
-        self.kept_here.append(Kept(line, name, self._newlines + 1, name, rule_id, works=True))
+        self.kept_here.append(Kept(line, name, self._newlines + 1, name, rule_id, works=works))
+
+    def indentation(self) -> str:
+        """The leading whitespace of the first line of the call being rewritten."""
+        text = self.source.splitlines()[self.line() - 1] if self.line() >= 1 else ""
+        return text[: len(text) - len(text.lstrip(" \t"))]
 
     def line(self) -> int:
         """First line of the call being rewritten."""
@@ -378,6 +385,7 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
                 self.record(INSERT, f"insert import {insertion.module}", insertion.rule_id, first, first)
 
     def leave_Module(self, original_node, updated_node):
+        updated_node = self._without_unused_imports(updated_node)
         missing = sorted(
             root
             for root in self._absolute_roots
@@ -414,6 +422,33 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
 
     # -- imports -------------------------------------------------------------------------------
 
+    def _note_droppable(self, bound: str, qualified: str, key, statement) -> None:
+        """An import of a function whose rule takes the import out once the rewrite leaves it
+        unused; ``import package`` counts for the functions under it."""
+        rules = self.index.droppable_imports
+        rule_id = rules.get(qualified) or next(
+            (r for f, r in rules.items() if f.startswith(qualified + ".")), None
+        )
+        if rule_id is not None:
+            self._droppable.append(Droppable(bound, key, statement, self._statement_line, rule_id, qualified))
+
+    def _without_unused_imports(self, module: cst.Module) -> cst.Module:
+        applied = {change.rule for change in self.changes}
+        candidates = [d for d in self._droppable if d.rule_id in applied]
+        if not candidates:
+            return module
+        used = names_read(module)
+        dropped = [d for d in candidates if d.bound not in used]
+        keys = {d.key for d in dropped}
+        for d in dropped:
+            # no import of the package is left on its line: the reports' rows there go too
+            whole = not any(package(key) == package(d.key) for key in d.statement - keys)
+            message = f"import {d.qualified} has been removed (the rewritten calls no longer use it)"
+            self.changes.append(
+                Change(d.line, d.line, DELETE, message, d.rule_id, resolves=(d.qualified,) if whole else ())
+            )
+        return without_imports(module, keys) if keys else module
+
     def visit_Import(self, node: cst.Import) -> bool:
         self._statement_line = self._newlines + 1
         self._skip_lines_of(node)
@@ -427,7 +462,8 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
             if removal is not None and not (removal.only_unused and self._still_used(alias, name)):
                 self._record_statement(DELETE, f"import {name} has been removed", removal.rule_id)
                 continue
-            kept.append(self._rewrite_import_alias(alias, name))
+            statement = frozenset(alias_key(None, a) for a in updated_node.names)
+            kept.append(self._rewrite_import_alias(alias, name, statement))
         if not kept:
             return cst.RemovalSentinel.REMOVE
         if len(kept) != len(updated_node.names):
@@ -439,9 +475,13 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         bound, _ = bound_by_import(name, _asname(alias))
         return bound in self.facts.used_names
 
-    def _rewrite_import_alias(self, alias: cst.ImportAlias, name: str) -> cst.ImportAlias:
+    def _rewrite_import_alias(
+        self, alias: cst.ImportAlias, name: str, statement=frozenset()
+    ) -> cst.ImportAlias:
         asname = alias.asname.name.value if alias.asname is not None else None
         bound, qualified = bound_by_import(name, asname)
+        if self.index.droppable_imports:
+            self._note_droppable(bound, qualified, alias_key(None, alias), statement)
         # `import torch.cuda` binds `torch`, which is not renamed
         new = self._renamed(qualified) if asname else None
         self.scopes.bind(bound, ImportBinding(qualified, new or qualified))
@@ -476,9 +516,12 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         whether any alias changed."""
         groups: "OrderedDict[str, List[cst.ImportAlias]]" = OrderedDict()
         changed = False
+        statement = frozenset(alias_key(module, alias) for alias in aliases)
         for alias in aliases:
             name = dotted_name(alias.name)
             bound, qualified = bound_by_from_import(module, name, _asname(alias))
+            if self.index.droppable_imports:
+                self._note_droppable(bound, qualified, alias_key(module, alias), statement)
             new = self._renamed(qualified)
             self.scopes.bind(bound, ImportBinding(qualified, new or qualified))
             if new is None:
@@ -618,6 +661,8 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         if method is not None:
             edits += self.index.calls.get("." + method, [])
         for edit in edits:
+            if not isinstance(updated_node, cst.Call):
+                break  # an edit made it another expression (a call's result indexed)
             updated_node = edit.edit(edit.rule, updated_node, self)
         self._call_lines.pop()
         return updated_node

@@ -242,6 +242,8 @@ class RuleIndex:
     replaced_apis: Set[str] = field(default_factory=set)  # calls a rule replaces or reports itself
     kept_wrappers: Dict[str, Tuple[str, str]] = field(default_factory=dict)  # -> (attribute, rule id)
     remove_imports: Dict[str, "ImportRemoval"] = field(default_factory=dict)  # by module
+    # imported function -> rule id: the import goes where that rule's rewrites leave it unused
+    droppable_imports: Dict[str, str] = field(default_factory=dict)
     guard_tests: Dict[str, str] = field(default_factory=dict)  # CUDA test (name or "*.attr") -> rule id
     kept_reads: Dict[str, Tuple[FrozenSet[str], str]] = field(
         default_factory=dict

@@ -51,7 +51,8 @@ What is emulated
   ``apex.normalization`` and apex's other CUDA kernels are missing, as in Ascend's apex.
 * Operators, reference implementations in plain torch: ``npu_rms_norm`` (returns ``(y, rstd)``),
   ``npu_rotary_mul`` (``half``/``interleave``), ``npu_swiglu``, ``npu_fusion_attention`` (layouts
-  BSH, SBH, BSND, BNSD; GQA; ``sparse_mode`` 0-3; returns the 7 outputs with zero seed/offset),
+  BSH, SBH, BSND, BNSD; GQA; ``sparse_mode`` 0-3, the causal modes 2 and 3 only with the documented
+  2048 x 2048 compressed mask; returns the 7 outputs with zero seed/offset),
   ``npu_silu``, ``npu_gelu``, ``npu_mish``, ``npu_confusion_transpose``, ``npu_transpose``,
   ``npu_dtype_cast``, ``npu_format_cast`` (identity), ``get_npu_format``. Any other ``npu_*`` name
   resolves to a callable that raises NotImplementedError when called.

@@ -120,6 +120,27 @@ def _head_dim(query, head_num, layout):
     return query.shape[-1] if layout in ("BSND", "BNSD") else query.shape[-1] // head_num
 
 
+COMPRESSED_MASK_SIZE = 2048
+
+
+def _check_compressed_mask(atten_mask, sparse_mode):
+    """The causal modes take the documented compressed mask: a 2048 x 2048 bool matrix, True
+    (not computed) above the diagonal."""
+    size = COMPRESSED_MASK_SIZE
+    if (
+        atten_mask is None
+        or tuple(atten_mask.shape) != (size, size)
+        or atten_mask.dtype != torch.bool
+        or not torch.equal(
+            atten_mask, torch.ones(size, size, dtype=torch.bool, device=atten_mask.device).triu(1)
+        )
+    ):
+        raise ValueError(
+            f"npu_fusion_attention: sparse_mode={sparse_mode} takes atten_mask, the compressed causal mask: "
+            f"torch.triu(torch.ones({size}, {size}, dtype=torch.bool), diagonal=1)"
+        )
+
+
 def _mask(atten_mask, sparse_mode, pre_tockens, next_tockens, q_len, kv_len, device):
     """True where a score is masked out."""
     if sparse_mode in (0, 1):
@@ -129,6 +150,8 @@ def _mask(atten_mask, sparse_mode, pre_tockens, next_tockens, q_len, kv_len, dev
                 "emulated (sparse_mode 2 and 3 give the causal masks)"
             )
         return None if atten_mask is None else atten_mask.bool()
+    if sparse_mode in (2, 3):
+        _check_compressed_mask(atten_mask, sparse_mode)
     rows = torch.arange(q_len, device=device).unsqueeze(1)
     cols = torch.arange(kv_len, device=device).unsqueeze(0)
     if sparse_mode == 2:  # leftUpCausal
@@ -166,7 +189,7 @@ def npu_fusion_attention(
     (attention_out in input_layout, softmax_max [B,N,Sq,8], softmax_sum [B,N,Sq,8], an empty
     softmax_out, seed 0, offset 0, numels 0). Layouts BSH, SBH, BSND, BNSD (not TND/varlen);
     key/value may have fewer heads (GQA); sparse_mode 0 and 1 (atten_mask as given, True masks
-    out), 2 (left-up causal) and 3 (right-down causal)."""
+    out), 2 (left-up causal) and 3 (right-down causal), which take the compressed mask."""
     if input_layout not in LAYOUTS:
         raise NotImplementedError(
             f"npu_fusion_attention in the gpu2npu stand-in: input_layout {input_layout!r} is not emulated "
