@@ -258,6 +258,11 @@ CALL_MAPPING = (
         ),
         (CALL_MAPPING.format("arguments: ['{x}', [1]]"), "each of 'arguments' is a template (text)"),
         (
+            CALL_MAPPING.format("arguments: ['{x}']\n    defaults: {'y z': '1'}"),
+            "'parameters', 'unmapped' and the keys of 'defaults' must be parameter names",
+        ),
+        (CALL_MAPPING.format("arguments: ['{x}']\n    item: -1"), "'item' must be an index"),
+        (
             CALL_MAPPING.format("arguments: ['{x}']\n    unmapped: [y]"),
             "'unmapped' must name parameters that have a default in 'defaults'",
         ),
@@ -352,22 +357,26 @@ def test_flash_attention_rows_follow_what_the_rewrite_did(tmp_path):
 
     package = [("attention.py", "6", "flash_attn", "rules:G2N056")]
     interface = "flash_attn.flash_attn_interface"
+    packed = ("attention.py", "8", "flash_attn", "rules:G2N056")  # one of its two names stays
     assert rows() == [
         ("attention.py", "3", "flash_attn", "rules:G2N056"),
         *package,
         ("attention.py", "7", interface, "rules:G2N056"),
+        packed,
         ("attention_imports.py", "5", "flash_attn", "rules:G2N056"),
         ("attention_imports.py", "9", interface, "rules:G2N056"),
         ("attention_imports.py", "10", "flash_attn", "rules:G2N056"),
     ]
     kept = [
         ("attention.py", line, "flash_attn.flash_attn_func", "rules:G2N2040")
-        for line in "42 43 44 45".split()
+        for line in "46 47 48 49".split()
     ]
     assert rows("--optimize") == [
         *package,
         ("attention.py", "7", interface, "rules:G2N056"),
+        packed,
         *kept,
-        ("attention.py", "49", interface + ".flash_attn_func", "rules:G2N2040"),
+        ("attention.py", "53", interface + ".flash_attn_func", "rules:G2N2040"),
+        ("attention.py", "55", "flash_attn.flash_attn_qkvpacked_func", "rules:G2N2041"),
         ("attention_imports.py", "9", interface, "rules:G2N056"),
     ]

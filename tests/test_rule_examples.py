@@ -68,4 +68,6 @@ def test_examples_exist_for_every_hand_written_kind():
         "EnvVarRenameRule",
         "OptimizeCallRule",
         "KeywordSetRule",
+        "DeviceDtypeRule",
+        "CallMappingRule",
     } <= kinds_with_examples

@@ -5,6 +5,7 @@ import os, flash_attn
 try:
     from flash_attn import flash_attn_func  # the fast path
     from flash_attn.flash_attn_interface import flash_attn_func as fa_func, flash_attn_varlen_func
+    from flash_attn import flash_attn_qkvpacked_func, flash_attn_kvpacked_func as fa_kv
     HAS_FLASH = True
 except ImportError:
     HAS_FLASH = False
@@ -37,6 +38,9 @@ class Attention(nn.Module):
     def module_call(self, q, k, v):
         return flash_attn.flash_attn_func(q, k, v)
 
+    def packed_calls(self, qkv, q, kv):
+        return flash_attn_qkvpacked_func(qkv, causal=True), fa_kv(q, kv, self.dropout_p)
+
 
 def kept(q, k, v, cu, max_len, **kwargs):
     a = flash_attn_func(q, k, v, window_size=(128, 0))  # a sliding window: no mapping here
@@ -48,4 +52,5 @@ def kept(q, k, v, cu, max_len, **kwargs):
     )
     e = fa_func(q, k, v, 0.0, None, False, (-1, -1))
     f = flash_attn_varlen_func(q, k, v, cu, cu, max_len, max_len)
-    return a, b, c, d, e, f
+    g = flash_attn_qkvpacked_func(torch.stack([q, k, v], dim=2))  # qkv is read five times
+    return a, b, c, d, e, f, g

@@ -40,7 +40,7 @@ from typing import Dict, Optional
 import libcst as cst
 
 from gpu2npu.rules.kind import RuleKind
-from gpu2npu.rules.kinds._common import check_names, is_expression, listed_names
+from gpu2npu.rules.kinds._common import check_names, is_expression, is_identifier, listed_names
 from gpu2npu.rules.model import Field
 from gpu2npu.source.names import dotted_expression
 from gpu2npu.source.templates import fill, is_plain, literal, placeholders, template_code
@@ -72,6 +72,11 @@ class CallMapping(RuleKind):
         if problem:
             return problem
         defaults = fields["defaults"] or {}
+        names = [*fields["parameters"], *defaults, *fields["unmapped"]]
+        if not all(isinstance(name, str) and is_identifier(name) for name in names):
+            return "'parameters', 'unmapped' and the keys of 'defaults' must be parameter names"
+        if fields["item"] is not None and fields["item"] < 0:
+            return "'item' must be an index (0 or more)"
         known = set(fields["parameters"]) | set(defaults)
         if not set(fields["unmapped"]) <= set(defaults):
             return "'unmapped' must name parameters that have a default in 'defaults'"
@@ -99,13 +104,14 @@ class CallMapping(RuleKind):
         return rule["func_names"][0]
 
     def apply(self, rule, call: cst.Call, ctx) -> cst.BaseExpression:
+        name = ctx.qualified_name(call.func) or rule["func_names"][0]
         passed = _passed(call, rule, ctx)
         new_args = _new_arguments(rule, passed, ctx) if passed is not None else None
         if new_args is None or _has_comment_between_arguments(call):
-            ctx.keep(ctx.qualified_name(call.func) or rule["func_names"][0], rule.id, works=False)
+            ctx.keep(name, rule.id, works=False)
             return call
         ctx.absolute_name_used(rule["new_name"].split(".")[0])
-        ctx.record("MODIFY", f"change call {ctx.qualified_name(call.func)} to {rule['new_name']}", rule.id)
+        ctx.record("MODIFY", f"change call {name} to {rule['new_name']}", rule.id)
         new = _laid_out(new_args, call.with_changes(func=dotted_expression(rule["new_name"])), ctx)
         if rule["item"] is None:
             return new
