@@ -135,6 +135,7 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         )
         self._skipped: Optional[cst.CSTNode] = None  # the statement left unvisited
         self._droppable: List[Droppable] = []  # imports to take out if the rewrite leaves them unused
+        self._source_lines: Optional[List[str]] = None  # split when a rewrite first needs a line
 
     # -- statement lines no rule can touch are not walked (gpu2npu.rewrite.skipping) -----------
 
@@ -187,7 +188,9 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
 
     def indentation(self) -> str:
         """The leading whitespace of the first line of the call being rewritten."""
-        text = self.source.splitlines()[self.line() - 1] if self.line() >= 1 else ""
+        if self._source_lines is None:
+            self._source_lines = self.source.splitlines()
+        text = self._source_lines[self.line() - 1] if self.line() >= 1 else ""
         return text[: len(text) - len(text.lstrip(" \t"))]
 
     def line(self) -> int:
@@ -456,13 +459,13 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
 
     def leave_Import(self, original_node, updated_node):
         kept = []
+        statement = frozenset(alias_key(None, a) for a in updated_node.names)
         for alias in updated_node.names:
             name = dotted_name(alias.name)
             removal = self.index.removal_for(name)
             if removal is not None and not (removal.only_unused and self._still_used(alias, name)):
                 self._record_statement(DELETE, f"import {name} has been removed", removal.rule_id)
                 continue
-            statement = frozenset(alias_key(None, a) for a in updated_node.names)
             kept.append(self._rewrite_import_alias(alias, name, statement))
         if not kept:
             return cst.RemovalSentinel.REMOVE
