@@ -24,7 +24,7 @@ sgd = torch.optim.SGD(model.parameters(), lr=0.1)
 adamw = optim.AdamW(model.parameters(), foreach=True)
 adam = optim.Adam(model.parameters())
 model, adam = amp.initialize(model, adam, opt_level="O1")
-loader = torch.utils.data.DataLoader(range(8), batch_size=3)
+loader = torch.utils.data.DataLoader(range(8), batch_size=3, shuffle=True)
 """
 
 
@@ -75,7 +75,9 @@ def test_the_cli_applies_the_safe_optimizations_and_reports_each(tmp_path):
     assert "adamw = optim.AdamW(model.parameters(), foreach=True)\n" in text
     assert "adam = torch_npu.optim.NpuFusedAdam(model.parameters())\n" in text
     assert 'model, adam = amp.initialize(model, adam, opt_level="O1", combine_grad=True)\n' in text
-    assert "loader = torch.utils.data.DataLoader(range(8), batch_size=3)\n" in text  # behaviour: not alone
+    assert (
+        "loader = torch.utils.data.DataLoader(range(8), batch_size=3, shuffle=True)\n" in text
+    )  # behaviour: not alone
     reports = tree / "transplant_result_file"
     optimized = [row[:6] for row in rows(reports / "change_list.csv") if row[5].startswith("G2N20")]
     assert optimized == [
@@ -118,7 +120,7 @@ def test_optimizations_csv_summary_and_report_json_say_what_each_optimization_is
     result, tree = migrated(tmp_path, "--optimize=all")
     assert result.returncode == 0, result.stderr
     assert (
-        "loader = torch.utils.data.DataLoader(range(8), batch_size=3, drop_last=True)\n"
+        "loader = torch.utils.data.DataLoader(range(8), batch_size=3, shuffle=True, drop_last=True)\n"
         in (tree / "train.py").read_text()
     )
     reports = tree / "transplant_result_file"
@@ -237,7 +239,10 @@ CALL_MAPPING = (
             RENAME.format("{category: '', equivalence: exact, doc: d}"),
             "'category', 'equivalence' and 'doc' must be text",
         ),
-        (KEYWORD_SET, "'parameters' must name 'keyword' and every parameter of 'not_with' and 'only_with'"),
+        (
+            KEYWORD_SET,
+            "'parameters' must name 'keyword' and every parameter of 'not_with', 'not_none' and 'only_with'",
+        ),
         (
             OPTIMIZE_CALL.format("defaults: {eps: '1e-8'}"),
             "'needs' and 'defaults' must name parameters of 'keywords'",
@@ -281,8 +286,8 @@ def test_a_wrong_optimization_rule_is_a_rule_file_error(tmp_path, rule_file, mes
 def test_keyword_set_keeps_a_call_that_may_pass_the_keyword_unseen():
     result = migrate_source((FIXTURES / "amp_and_loading.py").read_bytes(), builtin_index(optimize=True))
     assert [(k.line, k.name, k.rule_id, k.works) for k in result.kept] == [
-        (20, "torch.utils.data.DataLoader", "G2N2030", True),  # **{...} may hold drop_last,
-        (20, "torch.utils.data.DataLoader", "G2N2031", True),  # or pin_memory and its device
+        (22, "torch.utils.data.DataLoader", "G2N2030", True),  # **{...} may hold drop_last,
+        (22, "torch.utils.data.DataLoader", "G2N2031", True),  # or pin_memory and its device
     ]
 
 

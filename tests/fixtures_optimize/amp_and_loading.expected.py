@@ -14,9 +14,11 @@ train = DataLoader(data, batch_size=4, shuffle=True, drop_last=True)
 rows = DataLoader(
     data,
     batch_size=4,
-    num_workers=2,
+    shuffle=True,
     drop_last=True,
 )
+evaluation = DataLoader(data, batch_size=4, num_workers=2)
+items = DataLoader(data, batch_size=None, shuffle=True)
 short = DataLoader(data, 4, False, None, None, 0, None, False, False)
 batches = DataLoader(data, batch_sampler=torch.utils.data.BatchSampler(range(10), 4, False))
 kept = DataLoader(data, **{"batch_size": 4})

@@ -1,5 +1,6 @@
 """Putting an ``import`` line into a module: where (after the first real import of a module at
-module level, never inside a def or class, never twice) and how (as a libcst statement, or as a
+module level, never inside a def or class, never twice; in a module that imports it only inside
+functions, after the first such import of each of them) and how (as a libcst statement, or as a
 line of text when the file needs no other edit).
 
 A rewrite primitive of the engine: InsertImportRule entries ask for it through the index
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Optional, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 import libcst as cst
 
@@ -31,6 +32,22 @@ def already_imported(source: str, module: str, tree: Optional[ast.AST] = None) -
         except (SyntaxError, ValueError):
             return True
     return _ast_imports(tree, module)
+
+
+def import_missing(source: str, insertion: ImportInsertion, tree: Optional[ast.Module]) -> bool:
+    """Whether the insertion's import is missing where it would go: at module level where the file
+    imports ``after_module`` there (an import inside a function runs only once it is called), else
+    anywhere."""
+    if not already_imported(source, insertion.module, tree):
+        return True
+    return tree is not None and _missing_at_module_level(tree, insertion)
+
+
+def _missing_at_module_level(tree: ast.Module, insertion: ImportInsertion) -> bool:
+    return (
+        first_module_level_import(tree, insertion.module) is None
+        and first_module_level_import(tree, insertion.after_module) is not None
+    )
 
 
 def imports_module(statement: cst.BaseSmallStatement, module: str) -> bool:
@@ -58,14 +75,12 @@ def insert_by_text(data: bytes, insertions: Sequence[ImportInsertion], tree: ast
     lines = data.split(b"\n")
     placed = []
     for insertion in insertions:
-        if _ast_imports(tree, insertion.module):
+        if _ast_imports(tree, insertion.module) and not _missing_at_module_level(tree, insertion):
             continue
-        statement = _first_ast_import(tree.body, insertion.after_module)
-        if statement is None:
-            continue
-        if not _alone_on_its_lines(lines, statement):
-            return None
-        placed.append((statement, insertion))
+        for statement in _places(tree, insertion.after_module):
+            if not _alone_on_its_lines(lines, statement):
+                return None
+            placed.append((statement, insertion))
     for statement, insertion in sorted(placed, key=lambda item: -item[0].end_lineno):
         _insert_line(lines, statement, f"import {insertion.module}".encode())
     return b"\n".join(lines), [(insertion, statement.lineno) for statement, insertion in placed]
@@ -99,6 +114,28 @@ def _ast_imports(tree: ast.AST, module: str) -> bool:
         ):
             return True
     return False
+
+
+def _places(tree: ast.Module, module: str) -> List[ast.stmt]:
+    """The imports of ``module`` an import goes after: the first at module level, else the first
+    of each function that imports it (a module importing torch lazily still needs torch_npu)."""
+    statement = first_module_level_import(tree, module)
+    if statement is not None:
+        return [statement]
+    return [
+        found
+        for node in module_nodes(tree)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        for found in [_first_ast_import(node.body, module)]
+        if found is not None
+    ]
+
+
+def first_module_level_import(tree: ast.Module, module: str) -> Optional[ast.stmt]:
+    """The first import of ``module`` the module always runs (in its own body), else the first in
+    its if/try/with/for blocks: an import under ``if`` may never run."""
+    direct = next((s for s in tree.body if _first_ast_import([s], module) is s), None)
+    return direct if direct is not None else _first_ast_import(tree.body, module)
 
 
 def _first_ast_import(body, module: str):

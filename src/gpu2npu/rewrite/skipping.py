@@ -29,6 +29,9 @@ from gpu2npu.source.parse import module_nodes
 
 LINE_END = re.compile(r"\r\n|\n")
 IMPORT_WORD = re.compile(r"\bimport\b")
+# The match statement's patterns that bind names; Python 3.9's ast has none (nor match statements).
+CAPTURE_PATTERNS = tuple(getattr(ast, name) for name in ("MatchAs", "MatchStar") if hasattr(ast, name))
+MAPPING_PATTERNS = tuple(getattr(ast, name) for name in ("MatchMapping",) if hasattr(ast, name))
 
 
 class StatementSkipper:
@@ -99,9 +102,9 @@ def _bound_names(node: ast.AST) -> Iterable[str]:
         return node.names
     if isinstance(node, ast.ExceptHandler):
         return (node.name,) if node.name else ()
-    if isinstance(node, (ast.MatchAs, ast.MatchStar)):
+    if isinstance(node, CAPTURE_PATTERNS):
         return (node.name,) if node.name else ()
-    if isinstance(node, ast.MatchMapping):
+    if isinstance(node, MAPPING_PATTERNS):
         return (node.rest,) if node.rest else ()
     return ()
 

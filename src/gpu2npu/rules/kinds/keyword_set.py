@@ -2,7 +2,8 @@
 ``keyword`` gets ``keyword=value`` (``amp.initialize(..., combine_grad=True)``,
 ``DataLoader(..., drop_last=True)``). A call that passes it already, by keyword or by position
 (``parameters`` lists the callee's parameters in order), keeps the caller's choice; so does one
-that passes a parameter of ``not_with`` (``batch_sampler`` excludes ``drop_last``), and one that
+that passes a parameter of ``not_with`` (``batch_sampler`` excludes ``drop_last``) or a parameter
+of ``not_none`` as a literal ``None`` (``batch_size=None`` switches batching off), and one that
 does not pass every parameter of ``only_with``, or passes one as a literal ``False`` or ``None``
 (``pin_memory_device`` only where ``pin_memory`` is on). A call with ``*args`` or ``**kwargs``
 may pass it unseen: it is kept and reported with the rule's tip.
@@ -38,6 +39,7 @@ class KeywordSet(RuleKind):
         "value": Field(str, required=True, help="its value, as source text"),
         "parameters": Field(list, required=True, help="the callee's parameters, in order"),
         "not_with": Field(list, default=(), help="parameters that exclude passing keyword"),
+        "not_none": Field(list, default=(), help="parameters that, passed as None, exclude passing keyword"),
         "only_with": Field(list, default=(), help="parameters the call must pass, not False or None"),
         "tip": Field(str, required=True, help="what to do where a call is kept"),
     }
@@ -48,9 +50,12 @@ class KeywordSet(RuleKind):
             return problem
         if not is_expression(fields["value"]):
             return f"'value' must be a Python expression, not {fields['value']!r}"
-        named = set(fields["not_with"]) | set(fields["only_with"]) | {fields["keyword"]}
+        named = {fields["keyword"]}.union(*(fields[key] for key in ("not_with", "not_none", "only_with")))
         if not named <= set(fields["parameters"]):
-            return "'parameters' must name 'keyword' and every parameter of 'not_with' and 'only_with'"
+            return (
+                "'parameters' must name 'keyword' and every parameter of 'not_with', 'not_none' "
+                "and 'only_with'"
+            )
         return None
 
     def compile(self, rule, index):
@@ -72,6 +77,8 @@ class KeywordSet(RuleKind):
             return call
         if rule["keyword"] in passed or passed & set(rule["not_with"]):
             return call
+        if any(_passed_as(call, rule["parameters"], name, ("None",)) for name in rule["not_none"]):
+            return call
         if not all(_passes_switched_on(call, rule["parameters"], name) for name in rule["only_with"]):
             return call
         ctx.record("MODIFY", f"pass {rule['keyword']}={rule['value']} to {rule['func_name']}", rule.id)
@@ -81,7 +88,13 @@ class KeywordSet(RuleKind):
 def _passes_switched_on(call: cst.Call, parameters, name: str) -> bool:
     """Whether ``call`` passes ``name`` with a value other than a literal False or None."""
     index = find_argument(call, parameters.index(name), name)
+    return index is not None and not _passed_as(call, parameters, name, _OFF)
+
+
+def _passed_as(call: cst.Call, parameters, name: str, literals) -> bool:
+    """Whether ``call`` passes ``name`` as one of the ``literals`` (False, None)."""
+    index = find_argument(call, parameters.index(name), name)
     if index is None:
         return False
     value = call.args[index].value
-    return not (isinstance(value, cst.Name) and value.value in _OFF)
+    return isinstance(value, cst.Name) and value.value in literals

@@ -3,7 +3,8 @@
 ``f'{DEVICE_TYPE}:{rank}'``, ``'nccl'`` -> ``DIST_BACKEND``. A literal compared with something
 (``==``, ``!=``, ``in``, also as an item of a list, tuple or set) becomes ``compared_name``
 instead: ``args.device == 'cuda'`` asks whether the device is the accelerator, which must stay
-false on a machine without one (``ACCELERATOR`` is None there). ``match``: ``exact`` (the whole
+false on a machine without one (``ACCELERATOR`` is None there); searched for (``'cuda' in device``)
+it is ``str(compared_name)``, since ``None in 'cpu'`` raises. ``match``: ``exact`` (the whole
 literal) or ``device`` (also with an index or a placeholder after a colon). Docstrings and bytes
 are never touched.
 

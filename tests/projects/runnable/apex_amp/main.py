@@ -60,7 +60,7 @@ def main():
     model, optimizer = amp.initialize(model, optimizer, opt_level='O1', loss_scale=128.0)
     inputs = torch.randn(args.samples, 6, args.size)
     data = TensorDataset(inputs, inputs.sum(dim=(1, 2)).sin().unsqueeze(1))
-    loader = DataLoader(data, batch_size=args.batch, shuffle=False, pin_memory=True)
+    loader = DataLoader(data, batch_size=args.batch, shuffle=True, generator=torch.Generator().manual_seed(0), pin_memory=True)
     for step, (x, y) in enumerate(loader):
         x, y = x.to(device), y.to(device)
         loss = nn.functional.mse_loss(model(x).mean(dim=1), y)
