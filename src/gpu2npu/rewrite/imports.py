@@ -77,7 +77,7 @@ def insert_by_text(data: bytes, insertions: Sequence[ImportInsertion], tree: ast
     for insertion in insertions:
         if _ast_imports(tree, insertion.module) and not _missing_at_module_level(tree, insertion):
             continue
-        for statement in _places(tree, insertion.after_module):
+        for statement in import_places(tree, insertion.after_module):
             if not _alone_on_its_lines(lines, statement):
                 return None
             placed.append((statement, insertion))
@@ -116,7 +116,7 @@ def _ast_imports(tree: ast.AST, module: str) -> bool:
     return False
 
 
-def _places(tree: ast.Module, module: str) -> List[ast.stmt]:
+def import_places(tree: ast.Module, module: str) -> List[ast.stmt]:
     """The imports of ``module`` an import goes after: the first at module level, else the first
     of each function that imports it (a module importing torch lazily still needs torch_npu)."""
     statement = first_module_level_import(tree, module)

@@ -20,12 +20,7 @@ from gpu2npu.rewrite import references as refs
 from gpu2npu.rewrite.changes import DELETE, INSERT, MODIFY, STRING, Change, Kept
 from gpu2npu.rewrite.facts import FileFacts
 from gpu2npu.rewrite.guards import ANY_RECEIVER
-from gpu2npu.rewrite.imports import (
-    first_module_level_import,
-    import_line,
-    import_missing,
-    imports_module,
-)
+from gpu2npu.rewrite.imports import import_line, import_missing, import_places, imports_module
 from gpu2npu.rewrite.skipping import statement_skipper
 from gpu2npu.rewrite.string_names import named_formatted_string, named_simple_string
 from gpu2npu.rewrite.strings import rewrite_formatted_string, rewrite_simple_string
@@ -118,24 +113,19 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         self._compared_literals: Dict[int, Set[str]] = {}  # compared literal -> the calls it is compared with
         self._searched_literals: Set[int] = set()  # literals searched for: the left of ``in``
         self.kept_here: List[Kept] = []  # what this pass keeps (besides the pre-pass's ``kept``)
-        self._definition_depth = 0  # inside def/class: no import insertion there
+        self._definition_depth = 0  # inside def/class
         self._class_methods: List[Set[str]] = []
         self._lines: List[cst.SimpleStatementLine] = []
         self._lines_after: Dict[int, List[cst.SimpleStatementLine]] = {}
         self._pending_inserts = [
             insertion for insertion in index.insert_imports if import_missing(self.source, insertion, tree)
         ]
-        # Where each import goes, as the ast says (gpu2npu.rewrite.imports): after one module-level
-        # import (its line), or, in a module importing it only inside functions, after the first
-        # such import of each function (the stack: what each function being visited got).
-        after = (
-            {i.module: first_module_level_import(tree, i.after_module) for i in self._pending_inserts}
-            if tree is not None
-            else {}
-        )
-        self._insert_lines = {module: s.lineno for module, s in after.items() if s is not None}
-        self._in_functions = {module for module, s in after.items() if s is None}
-        self._function_inserts: List[Set[str]] = []
+        # The lines of the imports each import goes after, as the ast says (gpu2npu.rewrite.imports,
+        # which the text path follows too): one at module level, else one in each function.
+        self._insert_lines: Dict[str, Set[int]] = {
+            i.module: {s.lineno for s in import_places(tree, i.after_module)}
+            for i in (self._pending_inserts if tree is not None else ())
+        }
         self._class_names: List[str] = []
         self._inserted_modules: Set[str] = set()
         self._absolute_roots: Set[str] = set()  # root modules of absolute names we wrote
@@ -250,12 +240,10 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         self.scopes.push("function")
         self._bind_parameters(node.params)
         self._definition_depth += 1
-        self._function_inserts.append(set())
 
     def leave_FunctionDef(self, original_node, updated_node):
         self.scopes.pop()
         self._definition_depth -= 1
-        self._function_inserts.pop()
         return updated_node
 
     def visit_Lambda(self, node: cst.Lambda) -> None:
@@ -356,10 +344,8 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         self._lines.append(node)
         if _is_prose(node):
             self._prose_depth += 1
-        if self._definition_depth == 0 and self._pending_inserts:
+        if self._pending_inserts:
             self._place_inserts(node)
-        elif self._in_functions and self._function_inserts:
-            self._place_inserts_in_function(node)
 
     def leave_SimpleStatementLine(self, original_node, updated_node):
         self._lines.pop()
@@ -398,27 +384,18 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         return updated_node
 
     def _place_inserts(self, line) -> None:
+        """After the import the ast chose; without an ast, the first one at module level."""
         first = self._newlines + 1 + len(getattr(line, "leading_lines", ()))
         for insertion in list(self._pending_inserts):
-            if self._insert_lines.get(insertion.module, first) != first:
-                continue  # not the import the ast chose (gpu2npu.rewrite.imports)
-            if any(imports_module(statement, insertion.after_module) for statement in line.body):
+            chosen = self._insert_lines.get(insertion.module)
+            here = first in chosen if chosen is not None else self._definition_depth == 0
+            if not here or not any(imports_module(s, insertion.after_module) for s in line.body):
+                continue
+            if self._definition_depth == 0:  # the module's own import: one is enough
                 self._pending_inserts.remove(insertion)
                 self._inserted_modules.add(insertion.module)
-                self._insert_after(line, insertion)
-
-    def _place_inserts_in_function(self, line) -> None:
-        done = self._function_inserts[-1]
-        for insertion in self._pending_inserts:
-            if insertion.module in self._in_functions and insertion.module not in done:
-                if any(imports_module(statement, insertion.after_module) for statement in line.body):
-                    done.add(insertion.module)
-                    self._insert_after(line, insertion)
-
-    def _insert_after(self, line, insertion) -> None:
-        self._lines_after.setdefault(id(line), []).append(import_line(insertion.module))
-        first = self._newlines + 1 + len(getattr(line, "leading_lines", ()))
-        self.record(INSERT, f"insert import {insertion.module}", insertion.rule_id, first, first)
+            self._lines_after.setdefault(id(line), []).append(import_line(insertion.module))
+            self.record(INSERT, f"insert import {insertion.module}", insertion.rule_id, first, first)
 
     def leave_Module(self, original_node, updated_node):
         updated_node = self._without_unused_imports(updated_node)
