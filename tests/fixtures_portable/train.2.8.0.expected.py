@@ -12,7 +12,7 @@ except ImportError:
     FusedLayerNorm = None
 ACCELERATOR = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else None
 DEVICE_TYPE = ACCELERATOR or 'cpu'
-DEVICE_MODULE = torch.get_device_module(DEVICE_TYPE)
+DEVICE_MODULE = torch.get_device_module(ACCELERATOR or 'cuda')
 DIST_BACKEND = torch.distributed.get_default_backend_for_device(DEVICE_TYPE)
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import List, Mapping, Sequence, Tuple
+from typing import List, Mapping, Optional, Sequence, Tuple
 
 import libcst as cst
 
@@ -66,23 +66,34 @@ def _parsed(code: str) -> Tuple[cst.BaseStatement, ...]:
     return tuple(cst.parse_module(code).body)
 
 
-def binding_position(body: Sequence[cst.BaseStatement], start: int) -> int:
+def binding_position(body: Sequence[cst.BaseStatement], start: int, limit: Optional[int] = None) -> int:
     """After the leading imports from ``start`` (past the docstring and ``__future__``), and
-    after any later module-level ``import torch``."""
+    after the first module-level ``import torch`` if it comes later; never after ``limit``, the
+    first statement that uses a bound name (a notebook's first cell using the device, where a
+    later cell imports torch again)."""
     position = start
     while position < len(body) and _is_import_block(body[position]):
         position += 1
-    for number, statement in enumerate(body):
-        if _binds_torch(statement):
-            position = max(position, number + 1)
+    first_torch = next((number for number, statement in enumerate(body) if _binds_torch(statement)), None)
+    if first_torch is not None:
+        position = max(position, first_torch + 1)
+    if limit is not None:
+        position = max(start, min(position, limit))
     return position
 
 
 def insert_bindings(
-    body: List[cst.BaseStatement], statements: List[cst.BaseStatement], start: int, torch_bound: bool
+    body: List[cst.BaseStatement],
+    statements: List[cst.BaseStatement],
+    start: int,
+    torch_bound: bool,
+    limit: Optional[int] = None,
 ) -> Tuple[List[cst.BaseStatement], int]:
-    """The body with the statements (and ``import torch`` if needed) in place, and where."""
-    position = binding_position(body, start)
+    """The body with the statements (and ``import torch`` if needed: where the module binds it
+    only after them) in place, and where."""
+    position = binding_position(body, start, limit)
+    if limit is not None and position == limit and torch_bound:
+        torch_bound = any(_imports_torch(statement) for statement in body[:position])
     if not torch_bound:
         statements = [cst.parse_statement("import torch\n"), *statements]
     return body[:position] + statements + body[position:], position
@@ -101,6 +112,13 @@ def _is_import_block(statement: cst.BaseStatement) -> bool:
     if isinstance(statement, cst.Try) and isinstance(statement.body, cst.IndentedBlock):
         return all(_is_import_block(s) for s in statement.body.body)
     return False
+
+
+def _imports_torch(statement: cst.BaseStatement) -> bool:
+    """``import torch`` at module level, or in a ``try:`` of imports."""
+    if isinstance(statement, cst.Try) and isinstance(statement.body, cst.IndentedBlock):
+        return any(_imports_torch(inner) for inner in statement.body.body)
+    return _binds_torch(statement)
 
 
 def _binds_torch(statement: cst.BaseStatement) -> bool:

@@ -16,9 +16,11 @@ line the same way.
 from __future__ import annotations
 
 import ast
-from typing import Dict, Iterator, List, Optional, Tuple
+from typing import Dict, Iterator, List, Mapping, Optional, Tuple
 
 from gpu2npu.rewrite.changes import STRING, Kept
+from gpu2npu.rewrite.string_names import names_literal
+from gpu2npu.rules.index import StringName
 from gpu2npu.source.imports import qualify
 from gpu2npu.source.names import dotted
 from gpu2npu.source.parse import module_nodes
@@ -30,12 +32,14 @@ TEXT_METHODS = frozenset({"lower", "upper", "strip", "lstrip", "rstrip", "casefo
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
 
-def kept_compared_strings(tree: ast.AST, imports: Dict[str, str], strings, rule) -> List[Kept]:
-    """``strings``: the index's string table (only literals it would rewrite are kept); ``rule``:
-    the index's ComparedStrings."""
+def kept_compared_strings(
+    tree: ast.AST, imports: Dict[str, str], strings, rule, names: Mapping[str, StringName] = None
+) -> List[Kept]:
+    """``strings``: the index's string table and ``names`` its literals that become bound names
+    (only literals they would rewrite are kept); ``rule``: the index's ComparedStrings."""
 
     def rewritten(text: str) -> bool:
-        return strings.rewrite(text) is not None
+        return strings.rewrite(text) is not None or bool(names and names_literal(names, text))
 
     literals = (n for n in module_nodes(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str))
     if not any(rewritten(literal.value) for literal in literals):
@@ -46,7 +50,7 @@ def kept_compared_strings(tree: ast.AST, imports: Dict[str, str], strings, rule)
         found += _compared_literals(scope, data, rule.methods, rewritten)
     if not found:
         return []
-    numbers = _literal_numbers(tree)
+    numbers = literal_numbers(tree)
     kept = {
         Kept(
             literal.lineno,
@@ -157,7 +161,7 @@ class _DataView:
         return compared
 
 
-def _literal_numbers(tree: ast.AST) -> Dict[Tuple[int, int], int]:
+def literal_numbers(tree: ast.AST) -> Dict[Tuple[int, int], int]:
     """Each string literal's number among the literals of equal text on its line, in source
     order (the parts of an f-string are not literals of their own)."""
     parts = {

@@ -10,7 +10,18 @@ only on CUDA after the migration:
 * a torch name that keeps its CUDA name (``torch.cuda.get_device_capability``), or a call kept
   on CUDA where it is (KeepReadRule: ``torch.cuda.get_device_properties(0).major``);
 * a name the file binds at module level to one of those: a class deriving from one, or a value
-  taken from one (``multi_tensor_l2norm = amp_C.multi_tensor_l2norm``).
+  taken from one (``multi_tensor_l2norm = amp_C.multi_tensor_l2norm``);
+* a module-level function that builds CUDA sources (names a ``.cu`` file: stylegan's
+  ``_init()``, which compiles the project's kernels);
+* an attribute (``self.cuda_config``) that only code behind a kept test sets to a value (None
+  elsewhere): a test choosing it must not let the NPU take it.
+
+A test is a CUDA test of the rule (``torch.cuda.is_available()``, ``x.is_cuda``) or a device
+compared with ``'cuda'`` (``x.device.type == 'cuda'``), whose literal is kept then. A name compared
+with ``'cuda'`` beside it that is no device (``impl == 'cuda' and x.device.type == 'cuda' and
+_init()``) selects an implementation: its ``'cuda'`` literals are kept across the file (defaults,
+keywords, assignments, comparisons), so it keeps naming the CUDA implementation, which the test
+then refuses off CUDA.
 
 Read on the stdlib ast, once per file, before the rewrite pass; the pass leaves the kept tests
 as they are and the reports list them.
@@ -19,15 +30,20 @@ as they are and the reports list them.
 from __future__ import annotations
 
 import ast
-from typing import Dict, FrozenSet, Iterator, List, Set, Tuple
+from typing import Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
 
-from gpu2npu.rewrite.changes import Kept
+from gpu2npu.rewrite.changes import STRING, Kept
+from gpu2npu.rewrite.compared import literal_numbers
+from gpu2npu.rewrite.string_names import literal_rewritten
 from gpu2npu.rules.index import RuleIndex
 from gpu2npu.source.imports import qualify
 from gpu2npu.source.names import dotted, within
 from gpu2npu.source.parse import module_nodes
 
 ANY_RECEIVER = "*."
+CUDA = "cuda"
+CUDA_SOURCES = (".cu", ".cuh")  # source files of CUDA kernels
+EQUAL, UNEQUAL = (ast.Eq, ast.In), (ast.NotEq, ast.NotIn)
 
 
 def kept_guards(
@@ -42,12 +58,161 @@ def kept_guards(
     ``kept_calls``: (line, qualified name) of the calls other rules keep on CUDA."""
     modules = index.cuda_only_modules() | set(cuda_modules)
     cuda_only = CudaOnly(tree, imports, index, modules, kept_calls)
-    found: Set[Kept] = set()
+    rule_id = next(iter(index.guard_tests.values()), "")
+    rewritten = literal_rewritten(index)
+    branchings = []
     for node, after in _branchings(tree):
         tests = list(_guard_tests(node.test, imports, index.guard_tests))
-        if tests and any(cuda_only.used_in(part) for part in [node, *after]):
-            found.update(tests)
+        devices = _device_literals(node.test, rewritten)
+        if tests or devices:
+            branchings.append((node, after, tests, devices))
+    found: Set[Kept] = set()
+    literals: List[ast.Constant] = []
+    selectors: Set[str] = set()
+    kept_nodes: Set[int] = set()
+    paths: List[ast.AST] = []  # the code that runs only where a kept test says CUDA
+    while True:
+        for node, after, tests, devices in branchings:
+            if id(node) not in kept_nodes and any(cuda_only.used_in(part) for part in [node, *after]):
+                kept_nodes.add(id(node))
+                found.update(tests)
+                literals += devices
+                selectors |= _selectors(node.test, rewritten)
+                paths += _cuda_path(node, after, imports, index.guard_tests, rewritten)
+        if not paths or not cuda_only.learn_attributes(tree, paths):
+            break
+    if not literals and not selectors:
+        return sorted(found)
+    numbers = literal_numbers(tree)
+    tip = index.rules_by_id[rule_id].get("selector_tip", "") if rule_id in index.rules_by_id else ""
+    chosen = [(literal, False) for literal in literals]
+    chosen += [(literal, True) for literal in _selector_literals(tree, selectors, rewritten)]
+    for literal, selector in chosen:  # an implementation's name works as it is: a limit
+        line, end = literal.lineno, literal.end_lineno or literal.lineno
+        key = f"{STRING}{literal.value}#{numbers[(line, literal.col_offset)]}"
+        found.add(
+            Kept(line, key, end, repr(literal.value), rule_id, works=selector, tip=tip if selector else "")
+        )
     return sorted(found)
+
+
+def _cuda_literals(node: ast.AST, rewritten) -> List[ast.Constant]:
+    """``'cuda'``, or the ``'cuda'`` items of a tuple, list or set display, where a rule would
+    rewrite it."""
+    items = node.elts if isinstance(node, (ast.Tuple, ast.List, ast.Set)) else [node]
+    return [
+        item
+        for item in items
+        if isinstance(item, ast.Constant) and item.value == CUDA and rewritten(item.value)
+    ]
+
+
+def _comparisons(test: ast.AST) -> Iterator[Tuple[ast.AST, ast.cmpop, List[ast.Constant]]]:
+    """(a compared name or attribute, the operator, what it is compared with) of each single
+    comparison in a test, both ways round."""
+    for node in ast.walk(test):
+        if not isinstance(node, ast.Compare) or len(node.ops) != 1:
+            continue
+        left, right = node.left, node.comparators[0]
+        for value, other in ((left, right), (right, left)):
+            if isinstance(value, (ast.Name, ast.Attribute)):
+                yield value, node.ops[0], other
+
+
+def _is_device(value: ast.AST) -> bool:
+    """``x.device.type``, ``device``, ``args.device_type``: a device (the other side of a
+    comparison with 'cuda' that is not an implementation's name)."""
+    last = (dotted(value) or "").rsplit(".", 1)[-1]
+    return last == "type" or "device" in last
+
+
+def _device_literals(test: ast.AST, rewritten) -> List[ast.Constant]:
+    """The 'cuda' literals a device is compared with in a test (``x.device.type == 'cuda'``)."""
+    return [
+        literal
+        for value, op, other in _comparisons(test)
+        if isinstance(op, EQUAL + UNEQUAL) and _is_device(value)
+        for literal in _cuda_literals(other, rewritten)
+    ]
+
+
+def _selectors(test: ast.AST, rewritten) -> Set[str]:
+    """Names compared with 'cuda' in a kept test that are no device: implementation selectors."""
+    return {
+        (dotted(value) or "").rsplit(".", 1)[-1]
+        for value, op, other in _comparisons(test)
+        if isinstance(op, EQUAL + UNEQUAL) and not _is_device(value) and _cuda_literals(other, rewritten)
+    }
+
+
+def _selector_literals(tree: ast.AST, selectors: Set[str], rewritten) -> List[ast.Constant]:
+    """Every 'cuda' literal of the file given to or compared with a selector: its parameters'
+    defaults, keywords, assignments and comparisons."""
+    if not selectors:
+        return []
+
+    def named(node: ast.AST) -> bool:
+        return (dotted(node) or "").rsplit(".", 1)[-1] in selectors
+
+    found: List[ast.Constant] = []
+    for node in module_nodes(tree):
+        if isinstance(node, ast.arguments):
+            positional = node.posonlyargs + node.args
+            pairs = list(zip(positional[len(positional) - len(node.defaults) :], node.defaults))
+            pairs += [(arg, default) for arg, default in zip(node.kwonlyargs, node.kw_defaults) if default]
+            found += [
+                c
+                for arg, default in pairs
+                if arg.arg in selectors
+                for c in _cuda_literals(default, rewritten)
+            ]
+        elif isinstance(node, ast.keyword) and node.arg in selectors:
+            found += _cuda_literals(node.value, rewritten)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(named(target) for target in targets):
+                found += _cuda_literals(node.value, rewritten)
+        elif isinstance(node, ast.Compare):
+            found += [
+                c
+                for value, _, other in _comparisons(node)
+                if named(value)
+                for c in _cuda_literals(other, rewritten)
+            ]
+    return found
+
+
+def _polarity(test: ast.AST, imports, table, rewritten) -> Optional[int]:
+    """1 where the test is true on CUDA only (``torch.cuda.is_available() and x``), -1 where it is
+    false on CUDA only (``not x.is_cuda or y``), 0 where it cannot say, None without a CUDA test."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _polarity(test.operand, imports, table, rewritten)
+        return -inner if inner else inner
+    if isinstance(test, ast.BoolOp):
+        parts = {_polarity(value, imports, table, rewritten) for value in test.values} - {None}
+        if not parts:
+            return None
+        wanted = 1 if isinstance(test.op, ast.And) else -1  # the one that decides the whole test
+        return wanted if parts == {wanted} else 0
+    if isinstance(test, ast.Compare):
+        literals = _device_literals(test, rewritten)
+        if literals:
+            return 1 if isinstance(test.ops[0], EQUAL) else -1
+    if next(_guard_tests(test, imports, table), None) is not None:
+        return 1 if isinstance(test, (ast.Call, ast.Attribute)) else 0
+    return None
+
+
+def _cuda_path(node: ast.AST, after: List[ast.stmt], imports, table, rewritten) -> List[ast.AST]:
+    """What of a kept branching runs only where its test says CUDA."""
+    polarity = _polarity(node.test, imports, table, rewritten)
+    body = node.body if isinstance(node.body, list) else [node.body]
+    orelse = node.orelse if isinstance(node.orelse, list) else [node.orelse]
+    if polarity == 1:
+        return body
+    if polarity == -1:
+        return orelse + after
+    return body + orelse + after
 
 
 def _branchings(tree: ast.AST) -> Iterator[Tuple[ast.AST, List[ast.stmt]]]:
@@ -101,7 +266,28 @@ class CudaOnly:
         self.modules = modules
         self.kept_calls = kept_calls
         self.local: Set[str] = set()  # module-level names bound to CUDA-only code
+        self.attributes: Set[str] = set()  # self.<name> set to a value only behind kept CUDA tests
         self._bind_locals(tree)
+
+    def learn_attributes(self, tree: ast.AST, paths: List[ast.AST]) -> bool:
+        """Take in the attributes of ``self`` that only code of ``paths`` sets to a value (None
+        elsewhere); whether there are new ones."""
+        inside = {id(child) for path in paths for child in ast.walk(path)}
+        set_inside: Set[str] = set()  # set to a value in the paths
+        set_outside: Set[str] = set()  # ... elsewhere
+        for node in module_nodes(tree):
+            if not isinstance(node, (ast.Assign, ast.AnnAssign)) or node.value is None:
+                continue
+            if isinstance(node.value, ast.Constant) and node.value.value is None:
+                continue  # None is what the other paths see: no value
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names = {dotted(target) or "" for target in targets}
+            (set_inside if id(node) in inside else set_outside).update(
+                name for name in names if name.startswith("self.")
+            )
+        new = set_inside - set_outside - self.attributes
+        self.attributes |= new
+        return bool(new)
 
     def used_in(self, node: ast.AST) -> bool:
         """Whether a whole dotted name under ``node`` is CUDA-only (``torch.cuda`` inside
@@ -118,6 +304,8 @@ class CudaOnly:
             return False
         if name.split(".")[0] in self.local:
             return True
+        if self.attributes and any(within(name, attribute) for attribute in self.attributes):
+            return True
         qualified = qualify(name, self.imports)
         if any(within(qualified, module) for module in self.modules):
             return True
@@ -129,6 +317,11 @@ class CudaOnly:
         """Module-level classes deriving from CUDA-only code and names assigned from it (until
         nothing new is found: a class may derive from another such class)."""
         statements = list(_module_level(tree))
+        self.local.update(
+            s.name
+            for s in statements
+            if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and _builds_cuda(s)
+        )
         grew = True
         while grew:
             before = len(self.local)
@@ -143,6 +336,15 @@ class CudaOnly:
                         )
                         self.local.update(t.id for t in targets if isinstance(t, ast.Name))
             grew = len(self.local) > before
+
+
+def _builds_cuda(function: ast.AST) -> bool:
+    """A function naming CUDA source files (``sources = ['op.cpp', 'op.cu']``): it builds the
+    project's CUDA kernels."""
+    return any(
+        isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.endswith(CUDA_SOURCES)
+        for node in ast.walk(function)
+    )
 
 
 def _module_level(tree: ast.AST) -> Iterator[ast.stmt]:

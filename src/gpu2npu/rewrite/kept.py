@@ -12,7 +12,9 @@ from typing import FrozenSet, List, Optional
 from gpu2npu.rewrite.changes import Kept
 from gpu2npu.rewrite.compared import kept_compared_strings
 from gpu2npu.rewrite.guards import kept_guards
+from gpu2npu.rewrite.kept_strings import kept_argument_strings, kept_member_strings
 from gpu2npu.rewrite.reads import kept_reads
+from gpu2npu.rewrite.string_names import literal_rewritten
 from gpu2npu.rewrite.wrappers import kept_wrappers
 from gpu2npu.rules.index import RuleIndex
 from gpu2npu.source.imports import file_imports
@@ -29,16 +31,26 @@ def file_kept(
     if any(_mentions(data, name) for name in index.kept_reads):
         imports = file_imports(tree)
         kept += kept_reads(tree, imports, index.kept_reads)
-    if any(_mentions(data, test) for test in index.guard_tests):
+    if any(_mentions(data, test) for test in index.guard_tests) or (
+        index.guard_tests and b".type" in data and b"cuda" in data
+    ):  # x.device.type == 'cuda' is a CUDA test too
         imports = imports if imports is not None else file_imports(tree)
         calls = frozenset((k.line, k.key) for k in kept)
         kept += kept_guards(tree, imports, index, cuda_modules, calls)
     if any(_mentions(data, name) for name in index.kept_wrappers):
         imports = imports if imports is not None else file_imports(tree)
         kept += kept_wrappers(tree, imports, index.kept_wrappers)
+    if any(rule.keyword.encode() in data for rule in index.argument_strings):
+        imports = imports if imports is not None else file_imports(tree)
+        kept += kept_argument_strings(tree, imports, index.argument_strings)
+    if index.member_strings is not None and b"class" in data:
+        imports = imports if imports is not None else file_imports(tree)
+        kept += kept_member_strings(tree, imports, index.member_strings, literal_rewritten(index))
     if index.compared_strings is not None and index.needs_rewrite(data):
         imports = imports if imports is not None else file_imports(tree)
-        kept += kept_compared_strings(tree, imports, index.strings, index.compared_strings)
+        kept += kept_compared_strings(
+            tree, imports, index.strings, index.compared_strings, index.string_names
+        )
     return sorted(kept)
 
 

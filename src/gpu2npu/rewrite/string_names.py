@@ -18,6 +18,24 @@ def _entry(table: Mapping[str, StringName], word: str, rest: str) -> Optional[St
     return entry
 
 
+def names_literal(table: Mapping[str, StringName], text: str) -> bool:
+    """Whether a plain literal of this text becomes a bound name (``'cuda'``, ``'cuda:0'``)."""
+    word, colon, rest = text.partition(":")
+    return _entry(table, word, colon + rest) is not None
+
+
+def literal_rewritten(index) -> Callable[[str], bool]:
+    """Whether a rule of the index would rewrite a plain literal of a text (into another string
+    or into a bound name)."""
+
+    def rewritten(text: str) -> bool:
+        return index.strings.rewrite(text) is not None or bool(
+            index.string_names and names_literal(index.string_names, text)
+        )
+
+    return rewritten
+
+
 def named_simple_string(
     node: cst.SimpleString, table: Mapping[str, StringName], compared: bool, bound: Callable[[str], str]
 ) -> Optional[Tuple[cst.BaseExpression, StringName]]:

@@ -140,7 +140,14 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         )
         self._skipped: Optional[cst.CSTNode] = None  # the statement left unvisited
         self._droppable: List[Droppable] = []  # imports to take out if the rewrite leaves them unused
+        # from-imports of names that move to a bound name (DEVICE_MODULE.empty_cache): their calls
+        # move, the import goes once nothing reads the name, and is reported where something does
+        self._bound_moves: List[Droppable] = []
         self._source_lines: Optional[List[str]] = None  # split when a rewrite first needs a line
+        self._statement_depth = 0  # statements being visited around the current node
+        self._top_statement: Optional[cst.CSTNode] = None  # the module-level one among them
+        self._first_user: Optional[cst.CSTNode] = None  # the first module-level statement using a bound name
+        self._first_user_updated = None  # ... as the pass left it
 
     # -- statement lines no rule can touch are not walked (gpu2npu.rewrite.skipping) -----------
 
@@ -152,13 +159,24 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
                 self._newlines = end  # its leading lines, its lines and the newline ending it
                 self._skipped = node
                 return False
+        if isinstance(node, STATEMENTS):
+            if self._statement_depth == 0:
+                self._top_statement = node
+            self._statement_depth += 1
         return super().on_visit(node)
 
     def on_leave(self, original_node, updated_node):
         if original_node is self._skipped:
             self._skipped = None
             return updated_node
-        return super().on_leave(original_node, updated_node)
+        result = super().on_leave(original_node, updated_node)
+        if isinstance(original_node, STATEMENTS):
+            self._statement_depth -= 1
+            if self._statement_depth == 0:
+                self._top_statement = None
+                if original_node is self._first_user:
+                    self._first_user_updated = result
+        return result
 
     # -- services for the kind modules -------------------------------------------------------
 
@@ -204,6 +222,8 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
 
     def bound_name(self, name: str) -> str:
         """How this module spells a name of BindNamesRule; using it binds it after the imports."""
+        if self._first_user is None and self._top_statement is not None:
+            self._first_user = self._top_statement  # the bindings must come before it
         spelled = self._bound.get(name)
         if spelled is None:
             binding = self.index.bindings[name]
@@ -427,11 +447,26 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         if not new:
             return body
         statements = bindings.binding_statements(new, spelled)
-        body, position = bindings.insert_bindings(body, statements, start, torch_bound)
+        limit = self._first_user_position(body, start)
+        body, position = bindings.insert_bindings(body, statements, start, torch_bound, limit)
         line = bindings.lines_before(self.module, self.module.body[: position - added]) + 1
         names = ", ".join(spelled[b.name] for b in new)
         self.changes.append(Change(line, line, INSERT, f"bind {names} after the imports", new[0].rule_id))
         return body
+
+    def _first_user_position(self, body, start: int) -> Optional[int]:
+        """Where the first module-level statement using a bound name is in ``body``: the
+        bindings go before it (a notebook's first cell using the device, before a later cell's
+        ``import torch``); None where it is not found."""
+        user = self._first_user_updated
+        if isinstance(user, cst.FlattenSentinel):
+            user = user.nodes[0] if user.nodes else None
+        if not isinstance(user, cst.CSTNode):
+            return None
+        return next(
+            (n for n in range(start, len(body)) if type(body[n]) is type(user) and body[n].deep_equals(user)),
+            None,
+        )
 
     # -- imports -------------------------------------------------------------------------------
 
@@ -447,11 +482,14 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
 
     def _without_unused_imports(self, module: cst.Module) -> cst.Module:
         applied = {change.rule for change in self.changes}
-        candidates = [d for d in self._droppable if d.rule_id in applied]
-        if not candidates:
+        candidates = [d for d in self._droppable + self._bound_moves if d.rule_id in applied]
+        if not candidates and not self._bound_moves:
             return module
         used = names_read(module)
+        self._report_bound_moves_read(used)
         dropped = [d for d in candidates if d.bound not in used]
+        if not dropped:
+            return module
         keys = {d.key for d in dropped}
         for d in dropped:
             # no import of the package is left on its line: the reports' rows there go too
@@ -461,6 +499,32 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
                 Change(d.line, d.line, DELETE, message, d.rule_id, resolves=(d.qualified,) if whole else ())
             )
         return without_imports(module, keys) if keys else module
+
+    def _report_bound_moves_read(self, used: Set[str]) -> None:
+        """A name imported from torch.cuda that moves to a bound name, still read after its calls
+        moved (passed as a value): the import stays, so that read is still CUDA's."""
+        for d in self._bound_moves:
+            if d.bound in used:
+                new = self.index.resolve_name(d.qualified).new
+                tip = (
+                    f"imported by name, so what is not a call of it stays {d.qualified}: write {new} "
+                    f"there ({new.split('.')[0]} is bound by gpu2npu where a rewrite uses it), then drop "
+                    "the import"
+                )
+                self.kept_here.append(Kept(d.line, d.qualified, d.line, d.qualified, d.rule_id, tip=tip))
+
+    def _note_bound_move(self, bound: str, qualified: str, key, statement) -> None:
+        if qualified in self.index.calls:
+            return  # a call rule rewrites its calls (and leaves the import as it is)
+        decision = self.index.resolve_name(qualified)
+        if (
+            decision is not None
+            and decision.new is not None
+            and decision.new.split(".")[0] in self.index.bindings
+        ):
+            self._bound_moves.append(
+                Droppable(bound, key, statement, self._statement_line, decision.rule_id, qualified)
+            )
 
     def visit_Import(self, node: cst.Import) -> bool:
         self._statement_line = self._newlines + 1
@@ -538,6 +602,8 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
             new = self._renamed(qualified)
             self.scopes.bind(bound, ImportBinding(qualified, new or qualified))
             if new is None:
+                if self.index.bindings:
+                    self._note_bound_move(bound, qualified, alias_key(module, alias), statement)
                 groups.setdefault(module, []).append(alias)
                 continue
             self._record_statement(MODIFY, f"change import {qualified} to {new}", self._rule_of(qualified))
@@ -664,6 +730,8 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
             self._call_lines.pop()
             return updated_node
         func = original_node.func
+        if isinstance(func, cst.Name) and self._bound_moves:
+            updated_node = self._call_of_bound_move(func.value, updated_node)
         method = func.attr.value if isinstance(func, cst.Attribute) else None
         if method is not None and method in self.index.methods:
             updated_node = self._rename_method(original_node, updated_node, method)
@@ -679,6 +747,18 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
             updated_node = edit.edit(edit.rule, updated_node, self)
         self._call_lines.pop()
         return updated_node
+
+    def _call_of_bound_move(self, name: str, updated_node: cst.Call) -> cst.Call:
+        """``empty_cache()`` imported from torch.cuda -> ``DEVICE_MODULE.empty_cache()``."""
+        binding = self.scopes.resolve_import(name)
+        if binding is None or not any(
+            d.bound == name and d.qualified == binding.original for d in self._bound_moves
+        ):
+            return updated_node
+        decision = self.index.resolve_name(binding.original)
+        root, _, rest = decision.new.partition(".")
+        self.record(MODIFY, f"change function {binding.original} to {decision.new}", decision.rule_id)
+        return updated_node.with_changes(func=dotted_expression(f"{self.bound_name(root)}.{rest}"))
 
     def _rename_method(self, original_node: cst.Call, updated_node: cst.Call, method: str) -> cst.Call:
         if not isinstance(updated_node.func, cst.Attribute) or self._defined_by_project(

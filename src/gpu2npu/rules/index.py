@@ -202,6 +202,26 @@ class ComparedStrings:
 
 
 @dataclass(frozen=True)
+class MemberStrings:
+    """Device strings that are the values of an enumeration's members (KeepMemberStringRule)."""
+
+    bases: FrozenSet[str]  # qualified enumeration bases (enum.Enum); "*Enum": a base named so
+    peers: FrozenSet[str]  # a class body assigning one of these is a table of devices too
+    rule_id: str
+
+
+@dataclass(frozen=True)
+class ArgumentStrings:
+    """Device strings passed to a keyword of certain calls, kept (KeepArgumentStringRule)."""
+
+    funcs: FrozenSet[str]  # qualified names of the callees
+    keyword: str
+    values: FrozenSet[str]  # the literals kept and reported
+    rule_id: str
+    works: bool
+
+
+@dataclass(frozen=True)
 class Binding:
     """A name a target's rewrites write (BindNamesRule), and the module-level statement binding it."""
 
@@ -249,6 +269,8 @@ class RuleIndex:
         default_factory=dict
     )  # call -> (reads, rule id)
     compared_strings: Optional[ComparedStrings] = None
+    member_strings: Optional[MemberStrings] = None
+    argument_strings: List[ArgumentStrings] = field(default_factory=list)
     bindings: Dict[str, Binding] = field(default_factory=dict)  # in the order they are bound
     string_names: Dict[str, StringName] = field(default_factory=dict)  # by the literal's word
     status_overrides: Dict[str, List[StatusOverride]] = field(default_factory=dict)  # by normalised API

@@ -3,7 +3,10 @@ where a branch it decides uses code that runs only on CUDA: a library the status
 ``cuda_only`` (apex's CUDA kernels, flash-attn, ...), a C++/CUDA extension the project builds,
 or a torch name that keeps its CUDA name (no NPU counterpart, ``get_device_capability``). On NPU
 the kept test is False, so the program takes the branch it takes on any machine without CUDA,
-instead of sending NPU tensors into CUDA kernels. The test is reported as manual work.
+instead of sending NPU tensors into CUDA kernels. The test is reported as manual work. A device
+compared with ``'cuda'`` in such a test (``x.device.type == 'cuda'``) keeps its literal too, and a
+name compared with ``'cuda'`` beside it that is no device (``impl == 'cuda'``) names an
+implementation: its ``'cuda'`` literals in the file stay, reported with ``selector_tip``.
 
     rules:
       KeepGuardRule:
@@ -22,6 +25,9 @@ class KeepGuard(RuleKind):
             (str, list), required=True, help="qualified names (torch.cuda.is_available) or *.attribute"
         ),
         "tip": Field(str, required=True, help="what to do about a test that is kept"),
+        "selector_tip": Field(
+            str, default="", help="what to say of a kept 'cuda' that names an implementation (impl='cuda')"
+        ),
     }
 
     def validate(self, fields):

@@ -1,0 +1,110 @@
+"""Device strings a rule keeps where they are no device of the program, read on the stdlib ast
+before the rewrite pass (the pass meets the literals in source order and counts equal ones per
+line as gpu2npu.rewrite.compared does):
+
+* the value of an enumeration's member (KeepMemberStringRule): ``class RNGType(Enum): CUDA =
+  "cuda"`` beside ``NPU = "npu"``, where a rename would make one member an alias of the other;
+* a keyword's string of certain calls (KeepArgumentStringRule): Lightning's
+  ``Trainer(accelerator="cuda")``, which has no NPU value.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Callable, Dict, List, Set
+
+from gpu2npu.rewrite.changes import STRING, Kept
+from gpu2npu.rewrite.compared import literal_numbers
+from gpu2npu.rules.index import ArgumentStrings, MemberStrings
+from gpu2npu.source.imports import qualify
+from gpu2npu.source.names import dotted
+from gpu2npu.source.parse import module_nodes
+
+
+def kept_member_strings(
+    tree: ast.AST, imports: Dict[str, str], rule: MemberStrings, rewritten: Callable[[str], bool]
+) -> List[Kept]:
+    """The members' literals ``rewritten`` would change, of the file's enumerations."""
+    classes = [node for node in module_nodes(tree) if isinstance(node, ast.ClassDef)]
+    enumerations = _enumerations(classes, imports, rule.bases)
+    found = []
+    for node in classes:
+        members = [(statement, statement.value) for statement in node.body if _assigns_string(statement)]
+        if node.name in enumerations or any(value.value in rule.peers for _, value in members):
+            found += [value for _, value in members if rewritten(value.value)]
+    return _kept(tree, found, rule.rule_id, works=True)
+
+
+def _assigns_string(statement: ast.stmt) -> bool:
+    """``NAME = 'text'`` in a class body."""
+    return (
+        isinstance(statement, ast.Assign)
+        and len(statement.targets) == 1
+        and isinstance(statement.targets[0], ast.Name)
+        and isinstance(statement.value, ast.Constant)
+        and isinstance(statement.value.value, str)
+    )
+
+
+def _enumerations(classes: List[ast.ClassDef], imports: Dict[str, str], bases) -> Set[str]:
+    """The names of the classes deriving from an enumeration base, or from such a class of the
+    file (until nothing new is found)."""
+    suffixes = tuple(base[1:] for base in bases if base.startswith("*"))
+    found: Set[str] = set()
+    grew = True
+    while grew:
+        grew = False
+        for node in classes:
+            if node.name in found:
+                continue
+            names = [dotted(base) or "" for base in node.bases]
+            if any(
+                qualify(name, imports) in bases
+                or name in found
+                or (suffixes and name.rsplit(".", 1)[-1].endswith(suffixes))
+                for name in names
+                if name
+            ):
+                found.add(node.name)
+                grew = True
+    return found
+
+
+def kept_argument_strings(tree: ast.AST, imports: Dict[str, str], rules: List[ArgumentStrings]) -> List[Kept]:
+    """The listed strings given to the rules' keywords of their callees."""
+    kept: List[Kept] = []
+    for rule in rules:
+        found = []
+        for node in module_nodes(tree):
+            if not isinstance(node, ast.Call) or qualify(dotted(node.func) or "", imports) not in rule.funcs:
+                continue
+            for keyword in node.keywords:
+                value = keyword.value
+                if (
+                    keyword.arg == rule.keyword
+                    and isinstance(value, ast.Constant)
+                    and isinstance(value.value, str)
+                    and value.value in rule.values
+                ):
+                    found.append(value)
+        kept += _kept(tree, found, rule.rule_id, rule.works, f"{rule.keyword}=")
+    return kept
+
+
+def _kept(
+    tree: ast.AST, literals: List[ast.Constant], rule_id: str, works: bool, label: str = ""
+) -> List[Kept]:
+    if not literals:
+        return []
+    numbers = literal_numbers(tree)
+    return [
+        Kept(
+            literal.lineno,
+            f"{STRING}{literal.value}#{numbers[(literal.lineno, literal.col_offset)]}",
+            literal.end_lineno or literal.lineno,
+            label + repr(literal.value),
+            rule_id,
+            works=works,
+        )
+        for literal in literals
+    ]
