@@ -77,7 +77,12 @@ def test_a_script_that_is_distributed_already_gets_nothing_twice(tmp_path):
         for row in rows(out_again / "transplant_result_file" / "unsupported_api.csv")
         if row[3] == "distributed"
     ]
-    assert already[4].startswith("the main script sets up its own process group")
+    assert already[4] == (
+        "the main script distributes itself (torch.distributed.init_process_group): left as it is, "
+        "without DistributedDataParallel, DistributedSampler or rank-0 guards (the full migration still "
+        "applies); start it with its own launcher, or with run_distributed_npu.sh if it reads torchrun's "
+        "environment"
+    )
 
 
 def test_evaluation_loaders_are_sharded_when_asked(tmp_path):
@@ -106,6 +111,480 @@ def test_the_model_is_found_by_its_name(tmp_path):
         "        self.net = torch.nn.parallel.DistributedDataParallel("
         "self.net, device_ids=[LOCAL_RANK])\n"
     ) in (out / "main.py").read_text()
+
+
+# what the mode puts after the imports of every main script that imports torch
+PROCESS_GROUP = (
+    "import torch_npu\n"
+    "import os\n"
+    "LOCAL_RANK = int(os.environ.get('LOCAL_RANK', '0'))\n"
+    "torch_npu.npu.set_device(LOCAL_RANK)\n"
+    "if not torch.distributed.is_initialized():\n"
+    "    os.environ.setdefault('MASTER_ADDR', '127.0.0.1')\n"
+    "    os.environ.setdefault('MASTER_PORT', '29500')\n"
+    "    torch.distributed.init_process_group('hccl', rank=int(os.environ.get('RANK', '0')), "
+    "world_size=int(os.environ.get('WORLD_SIZE', '1')))\n"
+)
+DDP = "torch.nn.parallel.DistributedDataParallel({}, device_ids=[LOCAL_RANK])"
+
+# pytorch-cifar's shape: the model is net, a module-level name; test(), called in the epoch loop
+# after the wrap, saves the checkpoint that --resume loads
+CIFAR = """import argparse
+
+import torch
+
+parser = argparse.ArgumentParser()
+parser.add_argument('--resume', action='store_true')
+args = parser.parse_args()
+device = 'cuda' if torch.cuda.is_available() else 'cpu'
+
+net = torch.nn.Linear(8, 2)
+net = net.to(device)
+if args.resume:
+    net.load_state_dict(torch.load('ckpt.pth')['net'])
+optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+
+
+def test(epoch):
+    state = {'net': net.state_dict(), 'epoch': epoch}
+    torch.save(state, 'ckpt.pth')
+
+
+for epoch in range(2):
+    net(torch.randn(4, 8).to(device)).sum().backward()
+    optimizer.step()
+    test(epoch)
+"""
+CIFAR_MULTI = (
+    "import argparse\n\nimport torch\n"
+    + PROCESS_GROUP
+    + """
+parser = argparse.ArgumentParser()
+parser.add_argument('--resume', action='store_true')
+args = parser.parse_args()
+device = 'npu' if torch.npu.is_available() else 'cpu'
+
+net = torch.nn.Linear(8, 2)
+net = net.to(device)
+net = torch.nn.parallel.DistributedDataParallel(net, device_ids=[LOCAL_RANK])
+if args.resume:
+    net.module.load_state_dict(torch.load('ckpt.pth')['net'])
+optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+
+
+def test(epoch):
+    state = {'net': net.module.state_dict(), 'epoch': epoch}
+    if torch.distributed.get_rank() == 0:
+        torch.save(state, 'ckpt.pth')
+
+
+for epoch in range(2):
+    net(torch.randn(4, 8).to(device)).sum().backward()
+    optimizer.step()
+    test(epoch)
+"""
+)
+INFERRED = (
+    "the model was taken to be net: -t was not given and the main script never moves model to the "
+    "device, while net is moved here and its .parameters() are passed to a call (an optimizer); name "
+    "another with -t if it is not the model"
+)
+
+
+def one_script(tmp_path, code, *extra, name="p"):
+    """The distributed migration of a project holding only main.py: the result and its main.py."""
+    main = write(tmp_path / name / "main.py", code)
+    result, out = distributed(tmp_path, *extra, source=main.parent, main=main)
+    return result, out / "main.py"
+
+
+def reported(out_main: Path, rule: str = "G2N741"):
+    return [
+        row[1:5] + row[5:6]
+        for row in rows(out_main.parent / "transplant_result_file" / "unsupported_api.csv")
+        if row[-1] == f"rules:{rule}"
+    ]
+
+
+def test_without_t_the_model_is_the_one_moved_whose_parameters_are_optimized(tmp_path):
+    """pytorch-cifar names its model net: without -t, model is never moved, so net (moved, its
+    parameters given to the optimizer) is wrapped, and the run says so; its checkpoints in test(),
+    a function called only after the wrap, keep their keys."""
+    result, main = one_script(tmp_path, CIFAR)
+    assert result.returncode == 0, result.stderr
+    assert main.read_text() == CIFAR_MULTI
+    assert result.stdout.splitlines()[-1] == (
+        "model: net (-t not given, model never moved to the device; net is moved at main.py line 11, "
+        "its .parameters() passed to a call): name another with -t"
+    )
+    assert reported(main) == [["11", "11", "net", INFERRED, "supported_with_limits"]]
+    changes = rows(main.parent / "transplant_result_file" / "change_list.csv")
+    assert [row[1:3] + row[4:6] for row in changes if row[5] == "G2N741"] == [
+        ["11", "11", f"wrap net in {DDP.split('(')[0]} after it is moved to the device", "G2N741"],
+        ["13", "13", "call net.module.load_state_dict: the model is wrapped in DDP", "G2N741"],
+        ["18", "18", "call net.module.state_dict: the model is wrapped in DDP", "G2N741"],
+    ]
+    named, named_main = one_script(tmp_path, CIFAR, "-t", "net", name="named")
+    assert named.returncode == 0, named.stderr
+    assert named_main.read_text() == CIFAR_MULTI  # the same migration, without the notice or the row
+    assert not named.stdout.splitlines()[-1].startswith("model:")
+    assert reported(named_main) == []
+
+
+GAN = """import torch
+
+netG = torch.nn.Linear(4, 8).cuda()
+netD = torch.nn.Linear(8, 1).cuda()
+optimizerG = torch.optim.Adam(netG.parameters())
+optimizerD = torch.optim.Adam([{'params': netD.parameters()}])
+for epoch in range(2):
+    netD(netG(torch.randn(2, 4).cuda())).sum().backward()
+"""
+NOT_MOVED = """import torch
+
+net = torch.nn.Linear(8, 2)
+optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+for epoch in range(2):
+    net(torch.randn(4, 8)).sum().backward()
+"""
+
+
+@pytest.mark.parametrize(
+    "code,target,line",
+    [
+        (
+            GAN,
+            None,
+            "gpu2npu: error: the main script 'main.py' never moves model (the default -t) to the device, "
+            "and several variables could be the model (netG, netD: moved to the device, their .parameters() "
+            "passed to a call); name the model with -t",
+        ),
+        (
+            NOT_MOVED,
+            None,
+            "gpu2npu: error: the main script 'main.py' never moves model (the default -t) to the device, "
+            "and no variable looks like the model (moved to the device, its .parameters() passed to a call "
+            "such as an optimizer); name the model with -t",
+        ),
+        (
+            GAN,
+            "model",
+            "gpu2npu: error: the main script 'main.py' never moves -t 'model' to the device (the variables "
+            "that could be the model: netG, netD); name the model with -t (a variable moved to the device, "
+            "such as model = model.to(device))",
+        ),
+        (
+            NOT_MOVED,
+            "net",
+            "gpu2npu: error: the main script 'main.py' never moves -t 'net' to the device; name the model "
+            "with -t (a variable moved to the device, such as model = model.to(device))",
+        ),
+    ],
+    ids=["several", "none", "-t model not moved", "-t net not moved"],
+)
+def test_a_model_that_is_not_found_is_one_line_and_writes_nothing(tmp_path, code, target, line):
+    result, _ = one_script(tmp_path, code, *(("-t", target) if target else ()))
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [line]
+    assert not (tmp_path / "out").exists()
+
+
+FUNCTIONS = """import torch
+
+net = torch.nn.Linear(2, 2)
+
+
+def save(path):
+    torch.save(net.state_dict(), path)
+
+
+def early():
+    net.load_state_dict(torch.load('x.pt'))
+
+
+def mixed():
+    return net.state_dict()
+
+
+def unused():
+    return net.state_dict()
+
+
+def own():
+    net = torch.nn.Linear(2, 2)
+    return net.state_dict()
+
+
+def declared():
+    global net
+    return net.state_dict()
+
+
+class Saver:
+    def save(self):
+        return net.state_dict()
+
+
+early()
+mixed()
+net = net.cuda()
+optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+callback = declared
+for epoch in range(2):
+    net(torch.randn(1, 2).cuda()).sum().backward()
+    save('a.pt')
+    mixed()
+    own()
+"""
+
+
+def test_checkpoints_in_functions_go_through_module_when_they_run_after_the_wrap_only(tmp_path):
+    """save() is called only after the wrap: .module; early() only before it: as written; mixed()
+    before and after, unused() never, declared() also handed over as a value, a method: kept and
+    reported; own() has a net of its own."""
+    result, main = one_script(tmp_path, FUNCTIONS, "-t", "net")
+    assert result.returncode == 0, result.stderr
+    expected = (
+        FUNCTIONS.replace("import torch\n", "import torch\n" + PROCESS_GROUP, 1)
+        .replace(
+            "    torch.save(net.state_dict(), path)",
+            "    if torch.distributed.get_rank() == 0:\n        torch.save(net.module.state_dict(), path)",
+        )
+        .replace("net = net.cuda()\n", "net = net.npu()\nnet = " + DDP.format("net") + "\n")
+        .replace(".cuda()).sum()", ".npu()).sum()")
+        .replace("    save('a.pt')", "    if torch.distributed.get_rank() == 0:\n        save('a.pt')")
+    )
+    assert main.read_text() == expected
+    tip = (
+        "net is wrapped in DistributedDataParallel, but this function is not only called after the wrap "
+        "(it is called before it too, used otherwise, or not called in the main script): left as it is; "
+        "where it runs on the wrapped model, go through net.module so that checkpoints keep their keys"
+    )
+    assert reported(main) == [
+        [line, line, "net.state_dict", tip, "unsupported"] for line in ("15", "19", "29", "34")
+    ]
+
+
+def test_closures_of_the_function_that_wraps_the_model_go_through_module(tmp_path):
+    code = (
+        "import torch\n\n\ndef main():\n    model = torch.nn.Linear(2, 2)\n\n"
+        "    def save(path):\n        torch.save(model.state_dict(), path)\n\n"
+        "    def resume(path):\n        model.load_state_dict(torch.load(path))\n\n"
+        "    resume('a.pt')\n    model = model.cuda()\n"
+        "    for epoch in range(2):\n        save('a.pt')\n        resume('a.pt')\n\n\n"
+        "if __name__ == '__main__':\n    main()\n"
+    )
+    result, main = one_script(tmp_path, code)
+    assert result.returncode == 0, result.stderr
+    text = main.read_text()
+    assert "        torch.save(model.module.state_dict(), path)\n" in text
+    assert "        model.load_state_dict(torch.load(path))\n" in text  # also runs before the wrap
+    assert [row[:3] for row in reported(main)] == [["11", "11", "model.load_state_dict"]]
+
+
+def test_a_model_built_again_after_the_wrap_is_the_bare_one(tmp_path):
+    """DeepSpeedExamples' cifar10_tutorial.py saves, then builds net again and loads into it."""
+    code = (
+        "import torch\n\nnet = torch.nn.Linear(2, 2)\nnet.to('cuda')\n"
+        "optimizer = torch.optim.SGD(net.parameters(), lr=0.1)\n"
+        "for epoch in range(2):\n    net(torch.randn(1, 2).cuda()).sum().backward()\n"
+        "torch.save(net.state_dict(), 'n.pt')\nnet = torch.nn.Linear(2, 2)\n"
+        "net.load_state_dict(torch.load('n.pt'))\n"
+    )
+    result, main = one_script(tmp_path, code, "-t", "net")
+    assert result.returncode == 0, result.stderr
+    assert main.read_text().endswith(
+        "if torch.distributed.get_rank() == 0:\n    torch.save(net.module.state_dict(), 'n.pt')\n"
+        "net = torch.nn.Linear(2, 2)\nnet.load_state_dict(torch.load('n.pt'))\n"
+    )
+    tip = (
+        "net is bound again after it is wrapped in DistributedDataParallel (a model built afresh): left as "
+        "it is, on the bare model; where net still holds the wrapped one, go through net.module so that "
+        "checkpoints keep their keys"
+    )
+    assert reported(main) == [["10", "10", "net.load_state_dict", tip, "supported_with_limits"]]
+
+
+def test_a_model_moved_in_the_main_guard_is_wrapped_there_not_after_the_training(tmp_path):
+    """pytorch/examples' gat/main.py trains in if __name__ == '__main__': at module level."""
+    code = (
+        "import torch\n\nif __name__ == '__main__':\n    model = torch.nn.Linear(2, 2).cuda()\n"
+        "    for epoch in range(2):\n        model(torch.randn(1, 2).cuda()).sum().backward()\n"
+        "    torch.save(model.state_dict(), 'm.pt')\n"
+    )
+    result, main = one_script(tmp_path, code)
+    assert result.returncode == 0, result.stderr
+    assert main.read_text() == (
+        "import torch\n" + PROCESS_GROUP + "\nif __name__ == '__main__':\n"
+        "    model = torch.nn.Linear(2, 2).npu()\n    model = " + DDP.format("model") + "\n"
+        "    for epoch in range(2):\n        model(torch.randn(1, 2).npu()).sum().backward()\n"
+        "    if torch.distributed.get_rank() == 0:\n        torch.save(model.module.state_dict(), 'm.pt')\n"
+    )
+
+
+# the repros (the Fabric one without its accelerator="cuda"): a Lightning Fabric script and a
+# DeepSpeed one, wrapped in DDP and guarded before
+FABRIC = """import torch
+import lightning as L
+
+
+def main():
+    fabric = L.Fabric(devices=4, strategy="fsdp")
+    fabric.launch()
+    model = torch.nn.Linear(8, 8)
+    optimizer = torch.optim.AdamW(model.parameters())
+    model, optimizer = fabric.setup(model, optimizer)
+    for epoch in range(2):
+        loss = model(torch.randn(4, 8, device=fabric.device)).sum()
+        fabric.backward(loss)
+        optimizer.step()
+        fabric.save("ckpt.pt", {"model": model})
+
+
+if __name__ == "__main__":
+    main()
+"""
+DEEPSPEED = """import torch
+import deepspeed
+
+
+def main():
+    model = torch.nn.Linear(8, 8)
+    model = model.cuda()
+    engine, optimizer, _, _ = deepspeed.initialize(model=model, model_parameters=model.parameters(),
+                                                   config="ds_config.json")
+    for epoch in range(2):
+        loss = engine(torch.randn(4, 8).cuda()).sum()
+        engine.backward(loss)
+        engine.step()
+
+
+if __name__ == "__main__":
+    main()
+"""
+DEVICE_BLOCK = (
+    "import os\nLOCAL_RANK = int(os.environ.get('LOCAL_RANK', '0'))\ntorch_npu.npu.set_device(LOCAL_RANK)\n"
+)
+
+
+def already_tip(setup: str) -> str:
+    return (
+        f"the main script distributes itself ({setup}): left as it is, without DistributedDataParallel, "
+        "DistributedSampler or rank-0 guards (the full migration still applies); start it with its own "
+        "launcher, or with run_distributed_npu.sh if it reads torchrun's environment"
+    )
+
+
+@pytest.mark.parametrize(
+    "code,migrated,setup,line",
+    [
+        (
+            FABRIC,
+            FABRIC.replace("import torch\n", "import torch\nimport torch_npu\n").replace(
+                "import lightning as L\n", "import lightning as L\n" + DEVICE_BLOCK
+            ),
+            "lightning.Fabric",
+            "6",
+        ),
+        (
+            DEEPSPEED,
+            DEEPSPEED.replace("import torch\n", "import torch\nimport torch_npu\n")
+            .replace("import deepspeed\n", "import deepspeed\n" + DEVICE_BLOCK)
+            .replace(".cuda()", ".npu()"),
+            "deepspeed.initialize",
+            "8",
+        ),
+    ],
+    ids=["lightning fabric", "deepspeed"],
+)
+def test_a_script_another_framework_distributes_keeps_the_full_migration(
+    tmp_path, code, migrated, setup, line
+):
+    result, main = one_script(tmp_path, code)
+    assert result.returncode == 0, result.stderr
+    assert main.read_text() == migrated  # no DDP, no sampler, no rank-0 guard, no process group
+    assert reported(main) == [[line, line, "distributed", already_tip(setup), "supported_with_limits"]]
+
+
+@pytest.mark.parametrize(
+    "imports,call,setup",
+    [
+        ("from lightning.fabric import Fabric", "fabric = Fabric()", "lightning.fabric.Fabric"),
+        ("import lightning_fabric", "fabric = lightning_fabric.Fabric()", "lightning_fabric.Fabric"),
+        ("from lightning.pytorch import Trainer", "trainer = Trainer()", "lightning.pytorch.Trainer"),
+        ("import pytorch_lightning as pl", "trainer = pl.Trainer()", "pytorch_lightning.Trainer"),
+        ("from accelerate import Accelerator", "accelerator = Accelerator()", "accelerate.Accelerator"),
+        (
+            "from torch.distributed.fsdp import FullyShardedDataParallel as FSDP",
+            "model = FSDP(model)",
+            "torch.distributed.fsdp.FullyShardedDataParallel",
+        ),
+        (
+            "from torch.distributed.fsdp import fully_shard",
+            "fully_shard(model)",
+            "torch.distributed.fsdp.fully_shard",
+        ),
+        (
+            "from torch.distributed._composable.fsdp import fully_shard",
+            "fully_shard(model)",
+            "torch.distributed._composable.fsdp.fully_shard",
+        ),
+    ],
+)
+def test_each_framework_that_distributes_the_script_is_recognised(tmp_path, imports, call, setup):
+    code = (
+        f"import torch\n{imports}\n\nmodel = torch.nn.Linear(8, 8).cuda()\n{call}\n"
+        "for epoch in range(2):\n    print(epoch)\ntorch.save(model.state_dict(), 'm.pt')\n"
+    )
+    result, main = one_script(tmp_path, code)
+    assert result.returncode == 0, result.stderr
+    assert main.read_text() == (
+        code.replace("import torch\n", "import torch\nimport torch_npu\n", 1)
+        .replace(f"{imports}\n", f"{imports}\n{DEVICE_BLOCK}")
+        .replace(".cuda()", ".npu()")
+    )
+    assert reported(main) == [["5", "5", "distributed", already_tip(setup), "supported_with_limits"]]
+
+
+def test_a_lightning_trainer_script_needs_no_training_loop_of_its_own(tmp_path):
+    code = (
+        "import torch\nimport lightning as L\n\nmodel = torch.nn.Linear(8, 8)\n"
+        "trainer = L.Trainer(accelerator='cuda', devices=2)\ntrainer.fit(model)\n"
+    )
+    result, main = one_script(tmp_path, code)
+    assert result.returncode == 0, result.stderr
+    assert reported(main) == [
+        ["5", "5", "distributed", already_tip("lightning.Trainer"), "supported_with_limits"]
+    ]
+
+
+@pytest.mark.parametrize(
+    "function,problem",
+    [
+        ("{model}.module", ""),
+        (
+            "{modle}.module",
+            "'tips' function: the placeholders are {model} and {setup} (write {{ for a brace)",
+        ),
+    ],
+)
+def test_the_wrapper_rule_tips_name_only_the_model_and_the_setup(tmp_path, function, problem):
+    rule = write(
+        tmp_path / "ddp.yaml",
+        "rules:\n  DistributedDataParallelRule:\n    - id: X1\n"
+        '      wrapper: "torch.nn.parallel.DistributedDataParallel({model})"\n'
+        f'      tips: {{already: "{{setup}}", no_move: "-", inferred: "{{model}}", rebound: "-",\n'
+        f'             function: "{function}"}}\n',
+    )
+    result = run_cli("rules", "validate", rule)
+    if not problem:
+        assert (result.returncode, result.stdout) == (0, f"{rule}: 1 rule(s), valid\n"), result.stderr
+        return
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        f"gpu2npu: error: {rule}: rules.DistributedDataParallelRule[0]: {problem}; "
+        "fix the rule file (see 'Rule files' in README.md)"
+    ]
 
 
 NOT_IN_INPUT = (

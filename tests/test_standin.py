@@ -807,6 +807,15 @@ def eval_losses(stdout: str):
     return [float(line.rsplit(" ", 1)[1]) for line in stdout.splitlines() if " eval loss " in line]
 
 
+def migrate_distributed(source, out, *extra):
+    """The multi-card copy of ``source`` (its main.py the main script)."""
+    result = run_cli(
+        "migrate", "-i", source, "-o", out, "-v", "2.8.0", "distributed", "-m", source / "main.py", *extra
+    )
+    assert result.returncode == 0, result.stderr
+    return out / f"{source.name}_msft_multi"
+
+
 def test_distributed_copy_on_two_processes_ends_each_epoch_with_the_original_loss(tmp_path):
     """The original trains on one process with batches of 16; the distributed copy, started by its
     launcher (torchrun, hccl on gloo), on two with 8 each: the same global batch. Its sampler
@@ -815,20 +824,7 @@ def test_distributed_copy_on_two_processes_ends_each_epoch_with_the_original_los
     require_torch()
     source = tmp_path / "distributed_run"
     shutil.copytree(REPO / "tests" / "projects" / "distributed_run", source)
-    result = run_cli(
-        "migrate",
-        "-i",
-        source,
-        "-o",
-        tmp_path / "out",
-        "-v",
-        "2.8.0",
-        "distributed",
-        "-m",
-        source / "main.py",
-    )
-    assert result.returncode == 0, result.stderr
-    migrated = tmp_path / "out" / "distributed_run_msft_multi"
+    migrated = migrate_distributed(source, tmp_path / "out")
     common = ["--epochs", "2", "--checkpoint"]
     original = run_program(
         [sys.executable, "main.py", "--batch-size", "16", *common, str(tmp_path / "original.pt")],
@@ -853,6 +849,70 @@ def test_distributed_copy_on_two_processes_ends_each_epoch_with_the_original_los
     saved, wanted = torch.load(tmp_path / "multi.pt"), torch.load(tmp_path / "original.pt")
     assert saved.keys() == wanted.keys()  # saved through model.module: no "module." prefix
     assert all(torch.allclose(saved[k], wanted[k], rtol=1e-5, atol=1e-6) for k in wanted)
+
+
+# pytorch-cifar's shape: net at module level, its checkpoint saved by test(), a module-level
+# function called in the epoch loop after the wrap, and loaded back with --resume
+RESUMING = """import argparse
+
+import torch
+
+parser = argparse.ArgumentParser()
+parser.add_argument('--resume', action='store_true')
+args = parser.parse_args()
+device = 'cuda' if torch.cuda.is_available() else 'cpu'
+print('device', device)
+
+torch.manual_seed(0)
+net = torch.nn.Sequential(torch.nn.Linear(8, 4), torch.nn.Tanh(), torch.nn.Linear(4, 1))
+net = net.to(device)
+start_epoch = 0
+if args.resume:
+    checkpoint = torch.load('ckpt.pth')
+    net.load_state_dict(checkpoint['net'])
+    start_epoch = checkpoint['epoch'] + 1
+optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+
+
+def test(epoch):
+    state = {'net': net.state_dict(), 'epoch': epoch}
+    torch.save(state, 'ckpt.pth')
+
+
+for epoch in range(start_epoch, start_epoch + 2):
+    loss = net(torch.randn(16, 8).to(device)).pow(2).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    test(epoch)
+print('done', epoch)
+"""
+
+
+def test_distributed_copy_saves_a_checkpoint_in_a_function_that_it_can_resume_from(tmp_path):
+    """The checkpoint test() saves after the wrap goes through net.module: the keys of the model's
+    own state_dict, which the resumed run loads into net.module (a group of one process, hccl on
+    gloo; without .module the keys start with 'module.' and the resume fails)."""
+    require_torch()
+    source = tmp_path / "resume"
+    source.mkdir()
+    (source / "main.py").write_text(RESUMING)
+    migrated = migrate_distributed(source, tmp_path / "out", "-t", "net")
+    assert (
+        "    state = {'net': net.module.state_dict(), 'epoch': epoch}\n" in (migrated / "main.py").read_text()
+    )
+    env = plain_env(MASTER_PORT=str(free_port()))
+    for arguments, last in (([], "done 1"), (["--resume"], "done 3")):
+        run = run_program(
+            gpu2npu_command() + ["run", "--", sys.executable, "main.py", *arguments], cwd=migrated, env=env
+        )
+        assert run.returncode == 0, run.stderr
+        assert run.stdout.splitlines() == ["device npu", last]
+    import torch
+
+    saved = torch.load(migrated / "ckpt.pth")
+    assert saved["epoch"] == 3
+    assert sorted(saved["net"]) == ["0.bias", "0.weight", "2.bias", "2.weight"]
 
 
 # program, the rules switched off, a line of the migrated copy, the error its run ends with

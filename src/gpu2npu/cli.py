@@ -374,9 +374,10 @@ def migrate(
     "--target_model",
     "--target-model",
     "target_model",
-    default="model",
-    show_default=True,
-    help="The variable holding the model (model, self.model, ...).",
+    default=None,
+    help="The variable holding the model (model, self.model, ...). Default: model, or where the main "
+    "script never moves model to the device, the one variable it moves whose .parameters() go to an "
+    "optimizer.",
 )
 @click.option(
     "--shard-eval",
@@ -427,6 +428,8 @@ def _migrate(
     if diff:
         print_diffs(run)
         click.echo(summary_table(run), err=True)
+        if run.model_notice:
+            click.echo(run.model_notice, err=True)
     else:
         click.echo(summary_table(run))
         reused = (
@@ -436,6 +439,8 @@ def _migrate(
         click.echo(f"reports: {output_path / run.output_name / 'transplant_result_file'}")
         if run.launcher:
             click.echo(f"launcher: {output_path / run.output_name / run.launcher} [NPUS] [arguments...]")
+        if run.model_notice:
+            click.echo(run.model_notice)
         if patch is not None:
             click.echo(f"patch: {patch} (git apply, or patch -p1, in {run.plan.root})")
     if run.had_internal_errors:

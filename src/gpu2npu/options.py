@@ -22,7 +22,7 @@ class ProjectOptions:
     target: str = "npu"  # what the tree runs on (gpu2npu.targets)
     entries: Tuple[Path, ...] = ()  # entry scripts named with --entry (else found by the scan)
     entry_flag: str = "--entry"  # how the user named the entries (distributed: -m), for messages
-    target_model: str = "model"  # distributed: the variable holding the model (-t)
+    target_model: Optional[str] = None  # distributed: the variable holding the model (-t); None: not given
     shard_eval: bool = False  # distributed: shard evaluation loaders too
     selection: Any = None  # gpu2npu.source.selection.Selection (--include, --exclude); None: the default
     cache_dir: Optional[Path] = None  # the per-file result cache (gpu2npu.project.cache); None: no cache

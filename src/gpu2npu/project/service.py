@@ -24,7 +24,8 @@ from gpu2npu.project.parallel import run_jobs
 from gpu2npu.project.paths import output_name
 from gpu2npu.project.plan import PYTHON, Plan, plan_input
 from gpu2npu.project.scan import ProjectScan, analysis_context, scan_project
-from gpu2npu.rewrite.distributed import has_training_loop
+from gpu2npu.rewrite.changes import Kept
+from gpu2npu.rewrite.distributed import ModelSearch, find_model, has_training_loop, model_tip
 from gpu2npu.rules.index import RuleIndex, compile_index
 from gpu2npu.rules.kind import kind_named
 from gpu2npu.rules.loader import OPTIMIZATIONS, load_rules
@@ -35,6 +36,7 @@ from gpu2npu.targets import target_named
 
 MIGRATION_SUFFIX = "_msft"
 TARGET_MODEL = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
+DEFAULT_MODEL = "model"  # distributed without -t (msFmkTransplt's default)
 
 
 @dataclass
@@ -52,6 +54,19 @@ class ProjectRun:
     launcher: str = ""  # the launch script the mode wrote at the output root, if any
     cache: Optional[result_cache.ResultCache] = None  # None: --no-cache, or a folder that cannot be written
     cache_counts: result_cache.CacheCounts = field(default_factory=result_cache.CacheCounts)
+    inferred_model: Optional[Kept] = None  # distributed without -t: the report row of the model taken
+
+    @property
+    def model_notice(self) -> str:
+        """The line saying which variable was taken for the model ("" -t given, or model moved)."""
+        found = self.inferred_model
+        if found is None:
+            return ""
+        (main,) = self.scan.facts.entries
+        return (
+            f"model: {found.name} (-t not given, {DEFAULT_MODEL} never moved to the device; {found.name} is "
+            f"moved at {main} line {found.line}, its .parameters() passed to a call): name another with -t"
+        )
 
     def describe_rule(self, rule_id: str) -> str:
         rule = self.index.rules_by_id.get(rule_id)
@@ -133,47 +148,99 @@ def start_project(options: ProjectOptions, name: str, extra: Optional[RuleSet] =
     plan = plan_input(options.input, options.selection)
     style = style_named(options.style)
     entries = _chosen_entries(options, plan)
+    model, inferred = options.target_model or DEFAULT_MODEL, None
     if style.one_entry:
-        _check_main(options, plan, entries)
+        model, inferred = _check_main(options, plan, entries, index)
     cache = _open_cache(options)
     scan = scan_project(plan, index, entries, cache)
-    scan.facts.target_model, scan.facts.shard_eval = options.target_model, options.shard_eval
+    scan.facts.target_model, scan.facts.shard_eval = model, options.shard_eval
     if index.entry_imports and not scan.facts.entries:
         raise UserError(
             f"no entry script found in '{options.input}' (a file with if __name__ == '__main__': or a "
             "module-level main() call that no other file imports)",
             "name the script that starts the training with --entry FILE",
         )
-    run = ProjectRun(options, index, plan, name, scan, cache=cache)
+    run = ProjectRun(options, index, plan, name, scan, cache=cache, inferred_model=inferred)
     run.cache_counts.corrupt = scan.corrupt
     return run
 
 
-def _check_main(options: ProjectOptions, plan: Plan, entries: FrozenSet[str]) -> None:
-    """Distributed: one main script, with a training loop, and a model name that is a name."""
+def _check_main(
+    options: ProjectOptions, plan: Plan, entries: FrozenSet[str], index: RuleIndex
+) -> Tuple[str, Optional[Kept]]:
+    """Distributed: one main script, with a training loop, and a model name that is a name; the
+    model to wrap, and the report row saying it was inferred (-t not given, model never moved)."""
     if len(entries) != 1:
         raise UserError("the distributed mode needs the main script", "name it with -m MAIN (or one --entry)")
-    if not TARGET_MODEL.match(options.target_model):
+    given = options.target_model
+    if given is not None and not TARGET_MODEL.match(given):
         raise UserError(
-            f"-t '{options.target_model}' is not a variable or attribute path",
+            f"-t '{given}' is not a variable or attribute path",
             "give one such as model or self.model",
         )
     (main,) = entries
-    tree = (
-        parse_ast((plan.root / main).read_bytes())
-        if options.input.is_dir()
-        else parse_ast(options.input.read_bytes())
-    )
+    data = (plan.root / main).read_bytes() if options.input.is_dir() else options.input.read_bytes()
+    tree = parse_ast(data)
     if tree is None:
         raise UserError(
             f"the main script '{main}' cannot be parsed as Python 3", "fix it, or name another with -m"
         )
+    search = _model_search(index, data, given or DEFAULT_MODEL)
+    if search is not None and search.already:  # left as it is: nothing to wrap, no loop to shard
+        return given or DEFAULT_MODEL, None
     if not has_training_loop(tree):
         raise UserError(
             f"the main script '{main}' has no training loop "
             "(a loop over epochs, or one calling .backward() or .step())",
             "name the script that trains with -m",
         )
+    return _chosen_model(index, search, given, main)
+
+
+def _model_search(index: RuleIndex, data: bytes, target: str) -> Optional[ModelSearch]:
+    """What the main script says of the model (None: no wrap to make, or a script the multi-card
+    pass will not read either)."""
+    plan = index.distributed
+    if plan is None or not plan.wrapper:
+        return None
+    try:
+        return find_model(data.decode("utf-8"), plan, target)
+    except UnicodeDecodeError:
+        return None
+
+
+def _chosen_model(
+    index: RuleIndex, search: Optional[ModelSearch], given: Optional[str], main: str
+) -> Tuple[str, Optional[Kept]]:
+    """-t, or without it model; where that is never moved to the device and -t was not given, the
+    one variable moved to the device whose .parameters() are passed to a call (an optimizer)."""
+    target = given or DEFAULT_MODEL
+    if search is None or search.moved:
+        return target, None
+    found = [(name, line) for name, line in search.candidates if TARGET_MODEL.match(name)]
+    names = ", ".join(name for name, _ in found)
+    if given is not None:
+        raise UserError(
+            f"the main script '{main}' never moves -t '{given}' to the device"
+            + (f" (the variables that could be the model: {names})" if found else ""),
+            "name the model with -t (a variable moved to the device, such as model = model.to(device))",
+        )
+    if len(found) == 1:
+        ((name, line),) = found
+        plan = index.distributed
+        text = model_tip(plan, "inferred", name)
+        return name, Kept(line, name, line, name, plan.wrapper_rule, True, tip=text)
+    what = (
+        f"several variables could be the model ({names}: moved to the device, their .parameters() passed "
+        "to a call)"
+        if found
+        else "no variable looks like the model (moved to the device, its .parameters() passed to a call "
+        "such as an optimizer)"
+    )
+    raise UserError(
+        f"the main script '{main}' never moves {DEFAULT_MODEL} (the default -t) to the device, and {what}",
+        "name the model with -t",
+    )
 
 
 def _chosen_entries(options: ProjectOptions, plan: Plan) -> FrozenSet[str]:
@@ -261,6 +328,10 @@ def _process_files(
         _close_cache(cache, results, run.cache_counts)
     run.results = [r for r in results if r.kind == PYTHON]
     run.other_results = [r for r in results if r.kind != PYTHON]
+    if run.inferred_model is not None:  # after the cache: a run with -t of that name gets no row
+        for result in run.results:
+            if result.rel in run.scan.facts.entries and not result.skipped:
+                result.kept = sorted(result.kept + [run.inferred_model])
 
 
 def _reused(jobs: List[worker.Job], cache, facts) -> Tuple[List[worker.FileResult], List[worker.Job]]:

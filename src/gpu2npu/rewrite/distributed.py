@@ -3,7 +3,9 @@ migrated main script only, after the rules of the full migration.
 
 * the model ``MODEL`` is wrapped in DistributedDataParallel once, after the first statement that
   moves it to the device (after the whole ``if``/``with`` that holds it), and its ``state_dict`` /
-  ``load_state_dict`` calls after that point go through ``.module`` (checkpoints keep their keys);
+  ``load_state_dict`` calls after that point go through ``.module`` (checkpoints keep their keys),
+  also in the functions (defined where the wrap is) that read that binding and are called only
+  after the wrap; one that may run before it is kept and reported;
 * training ``DataLoader``s get a ``DistributedSampler`` that takes over their ``shuffle``, wherever
   the call is (assigned, returned, passed as an argument; positional ``shuffle`` too); a loader with
   its own ``sampler``/``batch_sampler``, ``**kwargs``, or a dataset expression that cannot be
@@ -12,19 +14,24 @@ migrated main script only, after the rules of the full migration.
 * ``for epoch in ...`` loops call ``sampler.set_epoch(epoch)`` first for the loaders in scope;
 * logging and checkpoint saving (``print``, ``torch.save``, ``logging.*``, ``save*()``) run on rank 0.
 
-A script that already sets up a process group or DDP is left as it is, and reported. Where a
-pattern is not recognised the code stays and a report row says what to do. The process group
-itself is the InsertDeviceIdRule's ``entry_statements`` (rules/distributed/).
+A script that already sets up a process group or DDP, or hands itself to a framework that
+distributes it (DeepSpeed, Lightning, Accelerate, FSDP: the rule's ``setups``), is left as it is,
+and reported. Where a pattern is not recognised the code stays and a report row says what to do.
+The process group itself is the InsertDeviceIdRule's ``entry_statements`` (rules/distributed/).
+``find_model`` tells the service, before anything is written, whether MODEL is moved to the device
+and which variables could be the model when it is not (moved, and their ``.parameters()`` passed
+to a call such as an optimizer).
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
-from typing import List, Optional, Sequence, Set, Tuple
+from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider, QualifiedNameProvider
+from libcst.metadata import MetadataWrapper, PositionProvider, QualifiedNameProvider, ScopeProvider
 
 from gpu2npu.rewrite.changes import INSERT, MODIFY, Change, Kept
 from gpu2npu.rules.index import DistributedPlan
@@ -32,6 +39,7 @@ from gpu2npu.rules.index import DistributedPlan
 MOVES = frozenset({"npu", "cuda", "to"})
 RANK_TESTS = ("rank", "main_process", "is_master", "master")
 LOADER = "torch.utils.data.DataLoader"
+MAIN_GUARD = re.compile(r"""^__name__\s*==\s*(['"])__main__\1$""")
 
 
 @dataclass
@@ -39,7 +47,37 @@ class DistributedResult:
     new_code: str
     changes: List[Change]
     kept: List[Kept]
-    already: bool = False  # the script sets up its own process group or DDP
+    already: bool = False  # the script sets up its own process group or DDP, or a framework does
+
+
+@dataclass
+class ModelSearch:
+    """What the main script says of the model, before the migration (``find_model``)."""
+
+    already: str  # the set-up call that distributes the script already ("" none)
+    moved: bool  # the target is moved to the device
+    candidates: List[Tuple[str, int]]  # (variable, line of its first move): the variables moved to
+    # the device whose .parameters() are passed to a call, by line
+
+
+def find_model(source: str, plan: DistributedPlan, target: str) -> Optional[ModelSearch]:
+    """Whether ``target`` is moved to the device in ``source``, the variables that could be the model
+    (the same moves as the wrap looks for), and whether the script is distributed already (None:
+    a source libcst cannot read)."""
+    scan = _MoveScan(target, plan)
+    try:
+        MetadataWrapper(cst.parse_module(source)).visit(scan)
+    except (cst.ParserSyntaxError, RecursionError):
+        return None
+    candidates = sorted(
+        ((name, line) for name, line in scan.moved.items() if name in scan.optimized), key=lambda c: c[1]
+    )
+    return ModelSearch(scan.setup, scan.anchor is not None, candidates)
+
+
+def model_tip(plan: DistributedPlan, situation: str, model: str, setup: str = "") -> str:
+    """A tip of the wrapper rule, its ``{model}`` and ``{setup}`` filled in."""
+    return plan.tips[situation].format(model=model, setup=setup)
 
 
 def distribute(source: str, plan: DistributedPlan, target: str, shard_eval: bool) -> DistributedResult:
@@ -48,8 +86,8 @@ def distribute(source: str, plan: DistributedPlan, target: str, shard_eval: bool
     scan = _MoveScan(target, plan)
     wrapper.visit(scan)
     if scan.already:
-        line, tip = scan.already, plan.tips["already"]
-        kept = [Kept(line, "distributed", line, "distributed", plan.wrapper_rule, True, tip=tip)]
+        line, text = scan.already, model_tip(plan, "already", target, scan.setup)
+        kept = [Kept(line, "distributed", line, "distributed", plan.wrapper_rule, True, tip=text)]
         return DistributedResult(source, [], kept, already=True)
     transformer = _Distribute(plan, target, shard_eval, scan)
     new_module = wrapper.visit(transformer)
@@ -76,7 +114,9 @@ def has_training_loop(tree: ast.AST) -> bool:
 
 class _MoveScan(cst.CSTVisitor):
     """Where the model is first moved to the device: the statement of its scope's body that holds
-    that move (the anchor of the DDP statement); and whether the script is distributed already."""
+    that move (the anchor of the DDP statement); and whether the script is distributed already.
+    On the way: every variable moved to the device, those whose ``.parameters()`` are passed to a
+    call, and the lines of the calls of plain names."""
 
     METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider)
 
@@ -90,6 +130,11 @@ class _MoveScan(cst.CSTVisitor):
         self.anchor_scope: Optional[cst.CSTNode] = None
         self.anchor_line = 0
         self.already = 0  # line of a process-group or DDP set-up
+        self.setup = ""  # its qualified name
+        self.moved: Dict[str, int] = {}  # what is moved to the device (its code) -> line of the first move
+        self.optimized: Set[str] = set()  # receivers of .parameters() calls passed to a call
+        self.calls: Dict[int, int] = {}  # id of the Name a call calls -> line of the call
+        self.fresh: List[Tuple[cst.CSTNode, int]] = []  # (scope, line): target = a value not read from it
 
     def visit_Module(self, node):
         self.scopes.append(node)
@@ -114,26 +159,67 @@ class _MoveScan(cst.CSTVisitor):
         names = {q.name for q in self.get_metadata(QualifiedNameProvider, node.func, set())}
         if names & self.plan.setups and not self.already:
             self.already = self.get_metadata(PositionProvider, node).start.line
+            self.setup = sorted(names & self.plan.setups)[0]
+        if isinstance(node.func, cst.Name):
+            self.calls[id(node.func)] = self.get_metadata(PositionProvider, node).start.line
+        for arg in node.args:
+            self.optimized.update(_parameters_of(arg.value))
 
     def visit_SimpleStatementLine(self, node):
-        if self.anchor is None and self.plan.wrapper and _moves(node, self.target):
+        moved = _moved(node)
+        if moved and moved not in self.moved:
+            self.moved[moved] = self.get_metadata(PositionProvider, node).start.line
+        if _binds_afresh(node, self.target):
+            self.fresh.append((self.scopes[-1], self.get_metadata(PositionProvider, node).start.line))
+        if self.anchor is None and self.plan.wrapper and moved == self.target:
             depth = len(self.scopes)
-            self.anchor = next(s for d, s in self.statements if d == depth)
+            # the outermost statement of the scope holding the move; the body of a script's
+            # if __name__ == '__main__': is the script's own
+            holding = [s for d, s in self.statements if d == depth]
+            self.anchor = next(s for s in holding if not _is_main_guard(s))
             self.anchor_scope = self.scopes[-1]
             self.anchor_line = self.get_metadata(PositionProvider, self.anchor).end.line
 
 
-def _moves(line: cst.SimpleStatementLine, target: str) -> bool:
-    """``target = <...>.npu()`` / ``.to(...)``, or ``target.npu()`` alone."""
+def _moved(line: cst.SimpleStatementLine) -> str:
+    """What the line moves to the device: ``target = <...>.npu()`` / ``.to(...)``, or
+    ``target.npu()`` alone ("" none)."""
     if len(line.body) != 1:
+        return ""
+    statement = line.body[0]
+    if isinstance(statement, cst.Assign) and len(statement.targets) == 1 and _is_move(statement.value):
+        return _code(statement.targets[0].target)
+    if isinstance(statement, cst.Expr) and _is_move(statement.value):
+        return _code(statement.value.func.value)
+    return ""
+
+
+def _is_main_guard(statement: cst.CSTNode) -> bool:
+    return isinstance(statement, cst.If) and MAIN_GUARD.match(_code(statement.test)) is not None
+
+
+def _binds_afresh(line: cst.SimpleStatementLine, target: str) -> bool:
+    """``target = <a value that does not read target>``: a new model (``net = Net()``), not the
+    wrapped one."""
+    if len(line.body) != 1 or not isinstance(line.body[0], cst.Assign):
         return False
     statement = line.body[0]
-    if isinstance(statement, cst.Assign) and len(statement.targets) == 1:
-        value = statement.value
-        return _code(statement.targets[0].target) == target and _is_move(value)
-    if isinstance(statement, cst.Expr) and _is_move(statement.value):
-        return _code(statement.value.func.value) == target
-    return False
+    if len(statement.targets) != 1 or _code(statement.targets[0].target) != target:
+        return False
+    return re.search(rf"(?<![\w.]){re.escape(target)}(?!\w)", _code(statement.value)) is None
+
+
+def _parameters_of(node: cst.BaseExpression) -> List[str]:
+    """The receivers of the ``.parameters()`` calls an argument passes: itself, or in the list,
+    tuple or dict (parameter groups) it builds."""
+    if isinstance(node, cst.Call):
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "parameters":
+            return [_code(func.value)]
+        return []
+    if isinstance(node, (cst.List, cst.Tuple, cst.Dict)):
+        return [name for element in node.elements for name in _parameters_of(element.value)]
+    return []
 
 
 def _is_move(node: cst.BaseExpression) -> bool:
@@ -147,7 +233,7 @@ def _code(node: cst.CSTNode) -> str:
 
 
 class _Distribute(cst.CSTTransformer):
-    METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider)
+    METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider, ScopeProvider)
 
     def __init__(self, plan: DistributedPlan, target: str, shard_eval: bool, scan: _MoveScan):
         super().__init__()
@@ -165,16 +251,23 @@ class _Distribute(cst.CSTTransformer):
         self.sharded_names: Set[str] = set()
         self.guards: Set[int] = set()  # ids of the rank-0 ifs this pass wrote
         self.epochs_set = 0
+        # the first line after the wrap, where the wrap is, that binds the model afresh (0: none)
+        self.rebound = min(
+            (line for scope, line in scan.fresh if scope is scan.anchor_scope and line > scan.anchor_line),
+            default=0,
+        )
 
     # -- bookkeeping -------------------------------------------------------------------------
 
     def _line(self, node: cst.CSTNode) -> int:
         return self.get_metadata(PositionProvider, node).start.line
 
-    def _keep(self, node: cst.CSTNode, name: str, rule_id: str, situation: str, works: bool = False):
+    def _keep(
+        self, node: cst.CSTNode, name: str, rule_id: str, situation: str, works: bool = False, text: str = ""
+    ):
         line = self._line(node)
         end = self.get_metadata(PositionProvider, node).end.line
-        self.kept.append(Kept(line, name, end, name, rule_id, works, tip=self.plan.tips[situation]))
+        self.kept.append(Kept(line, name, end, name, rule_id, works, tip=text or self.plan.tips[situation]))
 
     def visit_Module(self, node):
         self.scopes.append(node)
@@ -254,15 +347,59 @@ class _Distribute(cst.CSTTransformer):
             isinstance(func, cst.Attribute)
             and func.attr.value in self.plan.module_methods
             and _code(func.value) == self.target
-            and self.scopes[-1] is self.scan.anchor_scope
-            and self._line(original) > self.scan.anchor_line
         ):
             return updated
+        method = f"{self.target}.{func.attr.value}"
+        if self.scopes[-1] is self.scan.anchor_scope:
+            line = self._line(original)
+            if line <= self.scan.anchor_line:
+                return updated
+            if 0 < self.rebound < line:  # the model built again: the bare one, as far as can be told
+                text = model_tip(self.plan, "rebound", self.target)
+                self._keep(original, method, self.plan.wrapper_rule, "rebound", works=True, text=text)
+                return updated
+        else:
+            after = self._runs_after_the_wrap(original.func.value)
+            if after is None:
+                return updated
+            if not after:
+                text = model_tip(self.plan, "function", self.target)
+                self._keep(original, method, self.plan.wrapper_rule, "function", text=text)
+                return updated
         through = cst.parse_expression(f"{self.target}.module")
         message = f"call {self.target}.module.{func.attr.value}: the model is wrapped in DDP"
         line = self._line(original)
         self.changes.append(Change(line, line, MODIFY, message, self.plan.wrapper_rule))
         return updated.with_changes(func=func.with_changes(value=through))
+
+    def _runs_after_the_wrap(self, model: cst.BaseExpression) -> Optional[bool]:
+        """For the model read in a function: None when it is not the binding the wrap replaces;
+        True when the function is defined where the wrap is and every use of its name is a call
+        after the wrap; False when it may run on the wrapped model and on the bare one (called
+        before and after the wrap, used other than by a call, defined elsewhere) or is never called.
+        Every call before the wrap: None (it runs on the bare model, as written)."""
+        home = self.get_metadata(ScopeProvider, self.scan.anchor, None)
+        scope = self.get_metadata(ScopeProvider, model, None)
+        if not isinstance(model, cst.Name) or home is None or scope is None or scope is home:
+            return None
+        assignments = scope[self.target] if self.target in scope else set()
+        if not assignments or any(a.scope is not home for a in assignments):
+            return None
+        function = self.scopes[-1]
+        if (
+            not isinstance(function, cst.FunctionDef)
+            or self.get_metadata(ScopeProvider, function, None) is not home
+        ):
+            return False
+        if self.rebound:  # the name holds the wrapped model, then a bare one
+            return False
+        bindings = list(home.assignments[function.name.value])
+        if len(bindings) != 1 or bindings[0].node is not function:
+            return False
+        lines = [self.scan.calls.get(id(access.node), 0) for access in bindings[0].references]
+        if lines and all(0 < line <= self.scan.anchor_line for line in lines):
+            return None
+        return bool(lines) and all(line > self.scan.anchor_line for line in lines)
 
     # -- data loaders --------------------------------------------------------------------------
 
@@ -407,7 +544,7 @@ class _Distribute(cst.CSTTransformer):
                     line,
                     self.target,
                     self.plan.wrapper_rule,
-                    tip=self.plan.tips["no_move"],
+                    tip=model_tip(self.plan, "no_move", self.target),
                 )
             )
         if self.sharded and not self.epochs_set:

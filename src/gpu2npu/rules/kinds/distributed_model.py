@@ -1,7 +1,9 @@
 """DistributedDataParallelRule (msFmkTransplt's name), for ``distributed -m MAIN -t MODEL``: in the
 main script, MODEL is wrapped once, after the first statement that moves it to the device, and
 its ``module_methods`` calls after that point go through ``.module``. A script that calls one of
-``setups`` is distributed already and left alone. The pass is gpu2npu.rewrite.distributed.
+``setups`` (its own process group or DDP, DeepSpeed, Lightning, Accelerate, FSDP) is distributed
+already and left alone. The pass is gpu2npu.rewrite.distributed; its tips may name ``{model}`` (the
+model) and, ``already``, ``{setup}`` (the set-up call found).
 
     rules:
       DistributedDataParallelRule:
@@ -9,7 +11,8 @@ its ``module_methods`` calls after that point go through ``.module``. A script t
           wrapper: "torch.nn.parallel.DistributedDataParallel({model}, device_ids=[LOCAL_RANK])"
           setups: [torch.distributed.init_process_group, torch.nn.parallel.DistributedDataParallel]
           module_methods: [state_dict, load_state_dict]
-          tips: {already: "...", no_move: "..."}
+          tips: {already: "... {setup} ...", no_move: "...", inferred: "... {model} ...", function: "...",
+                 rebound: "..."}
 """
 
 from gpu2npu.rules.kind import RuleKind
@@ -23,7 +26,7 @@ from gpu2npu.rules.kinds._common import (
 )
 from gpu2npu.rules.model import Field
 
-TIPS = ("already", "no_move")
+TIPS = ("already", "no_move", "inferred", "function", "rebound")
 
 
 class DistributedModel(RuleKind):
@@ -41,7 +44,10 @@ class DistributedModel(RuleKind):
             return f"'wrapper' must be a call with {{model}} in it, not {shortened(fields['wrapper'])}"
         if any(not is_identifier(str(m)) for m in fields["module_methods"]):
             return "'module_methods' must be method names"
-        return check_names(**listed_names("setups", fields["setups"])) or tips_problem(fields["tips"], TIPS)
+        problem = check_names(**listed_names("setups", fields["setups"])) or tips_problem(
+            fields["tips"], TIPS
+        )
+        return problem or _placeholder_problem(fields["tips"])
 
     def compile(self, rule, index):
         plan = index.distributed_plan()
@@ -53,3 +59,15 @@ class DistributedModel(RuleKind):
 
     def describe(self, rule):
         return f"main script: the model -> {rule['wrapper']} after it is moved to the device"
+
+
+def _placeholder_problem(tips: dict):
+    """A problem message unless every tip names no placeholder but ``{model}`` and ``{setup}``."""
+    for situation in TIPS:
+        try:
+            tips[situation].format(model="m", setup="s")
+        except (KeyError, IndexError, ValueError, AttributeError):
+            return (
+                f"'tips' {situation}: the placeholders are {{model}} and {{setup}} (write {{{{ for a brace)"
+            )
+    return None
