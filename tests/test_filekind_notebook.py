@@ -682,3 +682,33 @@ def test_source_edits_of_an_empty_list_and_of_lines_not_split_per_line():
 def test_escaped_style_is_kept_for_new_non_ascii_text():
     assert '"\\u00e9\\n"' in _edited(["\u00e9"], "\u00e9\nx", ensure_ascii=True)
     assert '"\u00e9\\n"' in _edited(["\u00e9"], "\u00e9\nx", ensure_ascii=False)
+
+
+@pytest.mark.parametrize(
+    "mode,cell",
+    [
+        (
+            "auto",
+            "%pip install torch_npu\n!npu-smi info\n"
+            "import torch_npu\nfrom torch_npu.contrib import transfer_to_npu\n"
+            "import torch\nx = torch.ones(2).cuda()",
+        ),
+        (
+            "specify-device",
+            "%pip install torch_npu\n!npu-smi info\nimport torch\nimport torch_npu\nimport os\n"
+            "DEVICE_ID = int(os.environ['DEVICE_ID']) if os.environ.get('DEVICE_ID', '').isdigit() else 0\n"
+            "torch_npu.npu.set_device(DEVICE_ID)\nx = torch.ones(2).npu()",
+        ),
+    ],
+)
+def test_a_notebooks_entry_lines_go_after_its_leading_ipython_lines(tmp_path, mode, cell):
+    """The first cell installs torch_npu: importing it first would fail; -s imported it twice."""
+    source = tmp_path / "nb"
+    source.mkdir()
+    (source / "train.ipynb").write_bytes(
+        notebook("%pip install torch_npu\n!npu-smi info\nimport torch\nx = torch.ones(2).cuda()")
+    )
+    result = run_cli("migrate", "-i", source, "-o", tmp_path / "out", "-v", NEWEST, "--mode", mode)
+    assert result.returncode == 0, result.stderr
+    migrated = json.loads((tmp_path / "out" / "nb_msft" / "train.ipynb").read_text())
+    assert "".join(migrated["cells"][0]["source"]) == cell

@@ -31,10 +31,29 @@ def test_entry_scripts_get_the_imports_and_every_other_file_stays(tmp_path):
         rel: data for rel, data in tree_files(out).items() if not rel.startswith("transplant_result_file")
     }
     expected = tree_files(BEFORE) | tree_files(AFTER)
-    assert migrated == expected  # train.py and tools/prepare.py changed; model.py, lib/ byte for byte
+    # the entries changed (lib/helpers.py is imported and run); model.py, tools/fetch.py byte for byte
+    assert migrated == expected
     reports = out / "transplant_result_file"
     assert python_change_rows(reports / "change_list.csv") == [
         ["File", "Start Line", "End Line", "Operation Type", "Message", "Rule"],
+        ["evaluate.py", "1", "1", "INSERT", "insert import torch_npu (entry script)", "G2N700"],
+        [
+            "evaluate.py",
+            "1",
+            "1",
+            "INSERT",
+            "insert from torch_npu.contrib import transfer_to_npu (entry script)",
+            "G2N701",
+        ],
+        ["lib/helpers.py", "1", "1", "INSERT", "insert import torch_npu (entry script)", "G2N700"],
+        [
+            "lib/helpers.py",
+            "1",
+            "1",
+            "INSERT",
+            "insert from torch_npu.contrib import transfer_to_npu (entry script)",
+            "G2N701",
+        ],
         ["tools/prepare.py", "1", "1", "INSERT", "insert import torch_npu (entry script)", "G2N700"],
         [
             "tools/prepare.py",
@@ -133,8 +152,8 @@ def test_a_tree_without_an_entry_script_is_one_line(tmp_path):
     result = run_cli("migrate", "-i", library, "-o", tmp_path / "out", "-v", "2.8.0", "--mode", "auto")
     assert result.returncode == 2
     assert result.stderr.splitlines() == [
-        f"gpu2npu: error: no entry script found in '{library}' (a file with if __name__ == '__main__': or "
-        "a module-level main() call that no other file imports); "
+        f"gpu2npu: error: no entry script found in '{library}' (a file that may use torch, with "
+        "if __name__ == '__main__': or with a module-level main() call that no other file imports); "
         "name the script that starts the training with --entry FILE"
     ]
     assert not (tmp_path / "out").exists()
@@ -149,6 +168,10 @@ def test_check_in_auto_mode_reports_the_same_findings_and_writes_nothing(tmp_pat
     findings = json.loads(result.stdout)["findings"]
     summary = sorted((f["file"], f["line"], f["severity"], f["rule"]) for f in findings)
     assert summary == [
+        ("proj/evaluate.py", 1, "note", "G2N700"),
+        ("proj/evaluate.py", 1, "note", "G2N701"),
+        ("proj/lib/helpers.py", 1, "note", "G2N700"),
+        ("proj/lib/helpers.py", 1, "note", "G2N701"),
         ("proj/tools/prepare.py", 1, "note", "G2N700"),
         ("proj/tools/prepare.py", 1, "note", "G2N701"),
         ("proj/train.py", 3, "note", "G2N700"),
@@ -215,3 +238,69 @@ def test_rules_list_shows_the_rules_of_a_mode():
     assert "| G2N001 " in full.stdout and "| G2N730 " in full.stdout and "| G2N700 " not in full.stdout
     specify = run_cli("rules", "list", "--mode", "specify-device", "-v", "2.8.0")
     assert "| G2N001 " in specify.stdout and "| G2N720 " in specify.stdout and "| G2N720 " not in full.stdout
+
+
+def entries_of(tmp_path, files):
+    """The files of a small tree that the automatic migration took as entry scripts."""
+    source = tmp_path / "tree"
+    for rel, text in files.items():
+        (source / rel).parent.mkdir(parents=True, exist_ok=True)
+        (source / rel).write_text(text)
+    result, out = migrate_auto(tmp_path, source=source)
+    assert result.returncode == 0, result.stderr
+    return sorted(rel for rel in files if (out / rel).read_text().startswith(ENTRY_LINES))
+
+
+MAIN = '\nif __name__ == "__main__":\n    pass\n'
+
+
+@pytest.mark.parametrize(
+    "files,entries",
+    [
+        # torch through a package's __init__.py, and through a module beside the script
+        (
+            {
+                "run.py": "import pkg" + MAIN,
+                "pkg/__init__.py": "from .core import f\n",
+                "pkg/core.py": "import torch\n",
+                "tools/go.py": "import helper" + MAIN,
+                "tools/helper.py": "import torch\n",
+            },
+            ["run.py", "tools/go.py"],
+        ),
+        # relative imports: two dots name the package above (torch there), one the script's own
+        (
+            {
+                "pkg/__init__.py": "",
+                "pkg/core.py": "import torch\n",
+                "pkg/tools/__init__.py": "",
+                "pkg/tools/run.py": "from ..core import f" + MAIN,
+                "pkg/tools/plain.py": "from . import run_helpers" + MAIN,
+                "pkg/tools/run_helpers.py": "import os\n",
+                "pkg/tools/far.py": "from .... import x" + MAIN,
+                "pkg/tools/init.py": "from . import defined_in_init" + MAIN,
+            },
+            ["pkg/tools/far.py", "pkg/tools/run.py"],
+        ),
+        # code run by name only (importlib, exec) may be torch's
+        (
+            {"a.py": "import importlib\nimportlib.import_module('m')" + MAIN, "b.py": "import os" + MAIN},
+            ["a.py"],
+        ),
+        # a module outside the standard library and the project may import torch: it counts
+        ({"a.py": "import requests" + MAIN, "b.py": "import os, json" + MAIN}, ["a.py"]),
+        # an import cycle of project modules without torch
+        (
+            {"a.py": "import b" + MAIN, "b.py": "import a\nimport os\n", "c.py": "import torch" + MAIN},
+            ["c.py"],
+        ),
+        # a guarded script that another file imports starts a program too
+        (
+            {"train.py": "import torch" + MAIN, "export.py": "from train import x" + MAIN},
+            ["export.py", "train.py"],
+        ),
+    ],
+    ids=["through project modules", "relative", "dynamic", "third-party", "cycle", "imported script"],
+)
+def test_entry_scripts_are_the_programs_that_may_use_torch(tmp_path, files, entries):
+    assert entries_of(tmp_path, files) == entries

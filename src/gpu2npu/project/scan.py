@@ -19,6 +19,7 @@ from gpu2npu.rewrite.transformer import ProjectFacts
 from gpu2npu.rules.index import RuleIndex
 from gpu2npu.source.modules import MAIN_GUARD, program_start
 from gpu2npu.source.parse import parse_ast
+from gpu2npu.source.stdlib import STDLIB
 
 
 @dataclass
@@ -35,7 +36,7 @@ class FileScan:
     rules rename and whether entry scripts are looked for (so it is cached by them)."""
 
     imported: FrozenSet[str]  # the last names of the modules it imports
-    imported_files: FrozenSet[str]  # project files its imports may load (when entries are looked for)
+    imports: Tuple[Tuple[str, ...], ...]  # project paths its imports may load (when entries are looked for)
     start: str  # how it starts a program (gpu2npu.source.modules.program_start), "" not at all
     defining: Tuple[Tuple[str, FrozenSet[str]], ...]  # (renamed method, classes here defining it)
     extensions: Tuple[Extension, ...]
@@ -53,14 +54,15 @@ def scan_project(
     extensions: List[Extension] = []
     inline: List[CudaOp] = []
     imported: Set[str] = set()
-    imported_as_modules: Set[str] = set()
     starting: Dict[str, bool] = {}  # files that start a program when run: guarded by __main__?
+    imports: Dict[str, FileScan] = {}  # by file, what its imports may load (when entries are looked for)
     find_entries = index.uses_entry_scripts and not chosen_entries
     outcomes: List[str] = []
     for rel, data in _python_sources(plan):
         found = _file_scan(rel, data, methods, find_entries, cache, outcomes)
         imported |= found.imported
-        imported_as_modules |= found.imported_files
+        if find_entries:
+            imports[rel] = found
         if found.start:
             starting[rel] = found.start == MAIN_GUARD
         for method, classes in found.defining:
@@ -73,7 +75,7 @@ def scan_project(
     method_classes = {m: _with_subclasses(plan, m, found) for m, found in defining.items() if found}
     ops = sorted(ops + inline)
     facts = ProjectFacts(method_classes, *_cuda_modules(ops, extensions), frozenset(imported))
-    facts.entries = chosen_entries or _entry_scripts(starting, facts, imported_as_modules) | (
+    facts.entries = chosen_entries or _entry_scripts(starting, facts, imports) | (
         _notebooks(plan) if find_entries else frozenset()
     )
     return ProjectScan(facts, ops, extensions, outcomes.count(CORRUPT))
@@ -106,7 +108,7 @@ def _scanned(rel: str, data: bytes, methods, find_entries: bool) -> FileScan:
         extensions, inline = tuple(find_extensions(text, rel)), tuple(inline_ops(text, rel))
     return FileScan(
         frozenset(_imported_module_names(data)),
-        frozenset(_imported_files(rel, data)) if find_entries else frozenset(),
+        _project_imports(rel, data) if find_entries else (),
         start,
         defining,
         extensions,
@@ -120,16 +122,48 @@ def _notebooks(plan: Plan) -> FrozenSet[str]:
     return frozenset(e.rel for e in plan.entries if e.file_kind == Notebook.name)
 
 
-def _entry_scripts(starting: Dict[str, bool], facts: ProjectFacts, imported_as_modules: Set[str]):
-    """The scripts that start a program and that no file imports. A ``__main__`` guard says so
-    itself: only an import of the module (``import train``, ``from train import x``) overrules
-    it; a module-level ``main()`` call or top-level script must not even share its name with a
-    name another file imports (``from utils import train`` may mean a module)."""
+def _entry_scripts(
+    starting: Dict[str, bool],
+    facts: ProjectFacts,
+    imports: Dict[str, FileScan],
+):
+    """The scripts that start a program which may use torch. A ``__main__`` guard says so
+    itself, even in a module other files import (yolov5's ``train.py`` is run and imported; the
+    entry imports are harmless on import, while a script run without them never reaches the
+    NPU); a module-level ``main()`` call or top-level script must not share its name with a name
+    another file imports (``from utils import train`` may mean a module: a weaker sign). A
+    script that imports only the standard library, itself and through the project's modules,
+    cannot use torch: it is left alone (a download script needs no torch_npu)."""
+    reaching = _TorchReach(imports)
     return frozenset(
         rel
         for rel, guarded in starting.items()
-        if not (rel in imported_as_modules if guarded else facts.module_imported(rel))
+        if (guarded or not facts.module_imported(rel)) and reaching.may_use_torch(rel)
     )
+
+
+class _TorchReach:
+    """Which files may import torch, themselves or through the project files they import. An
+    import that no project path answers may (it may be torch, or a library that imports it):
+    the answer errs towards yes."""
+
+    def __init__(self, imports: Dict[str, FileScan]):
+        self.imports = imports
+        self.folders = {rel[: end + 1] for rel in imports for end in range(len(rel)) if rel[end] == "/"}
+
+    def may_use_torch(self, rel: str) -> bool:
+        seen, todo = set(), [rel]
+        while todo:
+            file = todo.pop()
+            if file in seen:
+                continue
+            seen.add(file)
+            for group in self.imports[file].imports:
+                found = [path for path in group if path in self.imports or path in self.folders]
+                if not found:
+                    return True
+                todo += [path for path in found if path in self.imports]
+        return False
 
 
 def _may_start_a_program(data: bytes) -> bool:
@@ -138,27 +172,50 @@ def _may_start_a_program(data: bytes) -> bool:
     )
 
 
-def _imported_files(rel: str, data: bytes) -> Set[str]:
-    """The project files (relative paths) that the imports of the file at ``rel`` may load:
-    ``import a.b`` and ``from a.b import c`` from the project root or the file's folder, and
-    ``a/b/c.py`` too (c may be a module)."""
-    folder = rel.rsplit("/", 1)[0] + "/" if "/" in rel else ""
-    modules = []
+def _project_imports(rel: str, data: bytes) -> Tuple[Tuple[str, ...], ...]:
+    """For each import of the file at ``rel`` that is not of the standard library, the project
+    paths it may load: modules (``a/b.py``), packages (``a/b/__init__.py``) and folders
+    (``a/b/``, a namespace package), from the project root or the file's folder for an absolute
+    import, from the folder its dots name for a relative one (``from ..a import c``: c may be a
+    module). An empty group: code the file may run that no import names (``import_module``,
+    ``exec``), or a relative import above the root."""
+    folder = rel.split("/")[:-1]
+    groups = [()] if _DYNAMIC.search(data) else []
     for match in _IMPORTS.finditer(data):
         if match.group(1) is not None:
-            module = match.group(1).decode("ascii", "replace").lstrip(".")
+            written = match.group(1).decode("ascii", "replace")
+            module = written.lstrip(".")
             names = [name.decode("ascii", "replace") for name in _from_import_names(data, match.end())]
-            modules += [module] + [f"{module}.{name}".lstrip(".") for name in names]
+            modules = [module] * bool(module) + [f"{module}.{name}".lstrip(".") for name in names]
+            level = len(written) - len(module)
         else:
             parts = [part.split() for part in match.group(2).split(b",")]
-            modules += [part[0].decode("ascii", "replace") for part in parts if part]
-    paths = {module.replace(".", "/") + ".py" for module in modules if module}
-    return paths | {folder + path for path in paths}
+            modules, level = [part[0].decode("ascii", "replace") for part in parts if part], 0
+        for dotted in modules:
+            if not level and dotted.split(".")[0] in STDLIB:
+                continue
+            if level - 1 > len(folder):
+                groups.append(())
+                continue
+            bases = [folder[: len(folder) - level + 1]] if level else [[], folder]
+            groups.append(tuple(_module_paths(bases, dotted.split("."), relative=bool(level))))
+    return tuple(groups)
+
+
+def _module_paths(bases: List[List[str]], parts: List[str], relative: bool) -> Iterator[str]:
+    """The paths the module ``parts`` (and the packages above it) may be, under each base folder;
+    a relative import loads the package it starts from too (``from . import f``: its
+    ``__init__.py``)."""
+    for base in bases:
+        for end in range(0 if relative and base else 1, len(parts) + 1):
+            path = "/".join(base + parts[:end])
+            yield from (f"{path}.py", f"{path}/__init__.py", f"{path}/")
 
 
 _LOOP = re.compile(rb"^(?:for|while|with)\b", re.MULTILINE)  # a statement at the top level that may be a loop
 # `import a.b as c`, `import a, b`, `from .a.b import c`: the module names, read off the bytes.
 _IMPORTS = re.compile(rb"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import|import[ \t]+([\w. \t,]+))", re.MULTILINE)
+_DYNAMIC = re.compile(rb"\b(?:import_module|__import__|exec|run_path|run_module)\(")
 
 
 def _imported_module_names(data: bytes) -> Set[str]:

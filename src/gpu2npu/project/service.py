@@ -156,8 +156,8 @@ def start_project(options: ProjectOptions, name: str, extra: Optional[RuleSet] =
     scan.facts.target_model, scan.facts.shard_eval = model, options.shard_eval
     if index.entry_imports and not scan.facts.entries:
         raise UserError(
-            f"no entry script found in '{options.input}' (a file with if __name__ == '__main__': or a "
-            "module-level main() call that no other file imports)",
+            f"no entry script found in '{options.input}' (a file that may use torch, with "
+            "if __name__ == '__main__': or with a module-level main() call that no other file imports)",
             "name the script that starts the training with --entry FILE",
         )
     run = ProjectRun(options, index, plan, name, scan, cache=cache, inferred_model=inferred)

@@ -213,7 +213,9 @@ def insert_at_top(
 
 def leading_statements(tree: ast.Module, imports: bool = False) -> list:
     """The docstring and the ``from __future__`` imports that open the module (``imports``: and
-    every import statement up to the first other statement)."""
+    every import statement up to the first other statement), and bare names among them: a name
+    alone does nothing in Python, while in a notebook cell it masks an IPython line
+    (gpu2npu.filekinds._ipython) such as ``%pip install torch_npu``, which must run first."""
     leading = []
     for position, statement in enumerate(tree.body):
         docstring = (
@@ -224,7 +226,8 @@ def leading_statements(tree: ast.Module, imports: bool = False) -> list:
         )
         future = isinstance(statement, ast.ImportFrom) and statement.module == "__future__"
         other_import = imports and isinstance(statement, (ast.Import, ast.ImportFrom))
-        if not (docstring or future or other_import):
+        bare_name = isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Name)
+        if not (docstring or future or other_import or bare_name):
             break
         leading.append(statement)
     return leading

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import ast
 import builtins
-import sys
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Set, Tuple
 
@@ -42,6 +41,7 @@ from gpu2npu.source.lines import NewlineCounter
 from gpu2npu.source.modules import is_script
 from gpu2npu.source.names import dotted, dotted_name
 from gpu2npu.source.parse import COPIED, PARSE_ERRORS, parse_ast, unreadable_reason
+from gpu2npu.source.stdlib import STDLIB
 
 BUILTINS = frozenset(dir(builtins))
 LOGGER_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical"})
@@ -55,15 +55,6 @@ JIT_COMPILED = frozenset(
         "torch.jit.script_if_tracing",
     }
 )
-# Python 3.9 has no sys.stdlib_module_names: the modules training code calls most.
-_STDLIB_FALLBACK = (
-    "abc argparse ast asyncio collections contextlib copy csv datetime enum functools gc glob hashlib heapq "
-    "importlib inspect io itertools json logging math multiprocessing operator os pathlib pickle "
-    "platform pprint queue random re shutil signal socket string struct subprocess sys tempfile "
-    "threading time traceback types "
-    "typing unittest uuid warnings weakref zipfile"
-)
-STDLIB = frozenset(getattr(sys, "stdlib_module_names", _STDLIB_FALLBACK.split()))
 
 
 @dataclass

@@ -6,5 +6,5 @@ def seed_all(seed: int) -> None:
     torch.cuda.manual_seed_all(seed)
 
 
-if __name__ == "__main__":  # a self-test, but the module is imported by train.py: not an entry
+if __name__ == "__main__":  # a self-test: run as a script, it is an entry too (train.py imports it)
     seed_all(0)

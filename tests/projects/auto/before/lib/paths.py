@@ -1,0 +1,3 @@
+import os
+
+DATA = os.path.join(os.path.dirname(__file__), "data")
