@@ -207,3 +207,51 @@ def test_an_undecodable_cpp_file_is_reported_not_fatal(tmp_path):
         ["csrc/ops.cpp", "fused_add"],
         ["setup.py", "my_ext (CUDAExtension)"],
     ]
+
+
+def migrate_file(tmp_path, name, text):
+    """The reports of a project of one file."""
+    source = tmp_path / "project"
+    source.mkdir()
+    (source / name).write_text(text)
+    return migrate(tmp_path, source=source)[1]
+
+
+def test_what_python_gives_every_module_is_no_api_to_report(tmp_path):
+    reports = migrate_file(
+        tmp_path,
+        "versions.py",
+        "import torch\n"
+        "import torch.nn as nn\n"
+        'if torch.__version__.startswith("2"):\n'
+        "    layers = dict(nn.__dict__.items())\n"
+        "print(torch.__file__, torch.LongTensor([1]))\n",
+    )
+    assert rows(reports / "unknown_api.csv")[1:] == [
+        [
+            "versions.py",
+            "5",
+            "5",
+            "torch.LongTensor",
+            "not validated on NPU for torch 2.8.0: test it before relying on it",
+            "unknown",
+            "none",
+            "not listed",
+        ],
+    ]
+
+
+def test_an_extension_named_at_run_time_is_listed_by_where_it_is_built(tmp_path):
+    reports = migrate_file(
+        tmp_path,
+        "ops.py",
+        "import torch.utils.cpp_extension\n"
+        "def build(name):\n"
+        '    torch.utils.cpp_extension.load(name=name, sources=["op.cu"])\n'
+        'fused = torch.utils.cpp_extension.load(name="fused", sources=["fused.cu"])\n',
+    )
+    assert rows(reports / "cuda_op_list.csv") == [
+        ["File", "Api"],
+        ["ops.py", "extension built at line 3 (load)"],
+        ["ops.py", "fused (load)"],
+    ]

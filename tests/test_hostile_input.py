@@ -489,3 +489,15 @@ def test_a_signal_that_comes_while_the_pool_forks_still_stops_the_run():
         [sys.executable, "-c", SIGNAL_WHILE_FORKING], capture_output=True, text=True, timeout=60
     )
     assert (run.stdout, run.stderr) == ("stopped\n", "")
+
+
+@pytest.mark.parametrize("command", [["migrate", "-j", "1"], ["migrate", "-j", "2"], ["check"]])
+def test_the_warnings_python_gives_about_the_users_code_are_not_shown(tmp_path, command):
+    source = tmp_path / "src"
+    source.mkdir()
+    for n in range(4):  # several files, so that -j 2 parses in the workers too
+        (source / f"t{n}.py").write_text("import torch\nx = 1\nif x is 1:\n    torch.cuda.synchronize()\n")
+    args = [*command, "-i", source, "-o", tmp_path / "out"] if command[0] == "migrate" else [*command, source]
+    result = run_cli(*args, "-v", "2.8.0")
+    assert result.returncode in (0, 1), result.stderr
+    assert result.stderr == ""

@@ -131,6 +131,11 @@ def test_a_lone_carriage_return_counts_as_a_line_as_python_counts_it():
         ("f(\n    a,\n)", "f(\n    a,\n    k=v,\n)"),  # one argument per line: the new one too
         ("f(\n    a,\n    b,\n)", "f(\n    a,\n    b,\n    k=v,\n)"),
         ("f(\n    a, b\n)", "f(\n    a, b, k=v\n)"),  # the closing parenthesis keeps its line
+        # each argument keeps its end-of-line comment
+        ("f(\n    a,  # one\n    b,  # two\n)", "f(\n    a,  # one\n    b,  # two\n    k=v,\n)"),
+        ("f(\n    a,\n    b,  # two\n)", "f(\n    a,\n    b,  # two\n    k=v,\n)"),
+        ("f(\n    a,  # one\n    b,\n)", "f(\n    a,  # one\n    b,\n    k=v,\n)"),
+        ("f(  # call\n    a,  # one\n)", "f(  # call\n    a,  # one\n    k=v,\n)"),
     ],
 )
 def test_append_keyword_keeps_the_layout_of_the_arguments(call, expected):

@@ -130,6 +130,8 @@ class ApiJudge:
 
     def _torch_row(self, site: CallSite) -> Optional[ApiRow]:
         api = normalise_api(site.api)
+        if _python_attribute(api):
+            return None
         decision = self.index.resolve_name(api)
         if (decision is not None and decision.new is not None) or api in self.index.replaced_apis:
             return None  # the migration rewrites it (or reports where it cannot)
@@ -229,6 +231,29 @@ def _ruled_limit(answer) -> bool:
     return answer.status == LIMITED and answer.source.startswith(("rules:", "user:"))
 
 
+def _extension_name(extension: Extension) -> str:
+    """What the report calls an extension: its module, the name its load() result is bound to,
+    or, where both are computed at run time, where it is built."""
+    return extension.module or extension.variable or f"extension built at line {extension.line}"
+
+
+def _python_attribute(api: str) -> bool:
+    """A name that reaches through what Python gives every module or object, not an API of
+    torch: ``torch.__version__.startswith``, ``torch.nn.__dict__.items``, ``torch.__file__``
+    (dunder methods such as ``torch.Tensor.__setstate__`` are APIs the lists name)."""
+    parts = api.split(".")
+    return any(_is_dunder(part) for part in parts[1:-1]) or parts[-1] in PYTHON_ATTRIBUTES
+
+
+def _is_dunder(name: str) -> bool:
+    return len(name) > 4 and name.startswith("__") and name.endswith("__")
+
+
+PYTHON_ATTRIBUTES = frozenset(
+    {"__version__", "__file__", "__name__", "__doc__", "__path__", "__dict__", "__all__", "__spec__"}
+)
+
+
 def _is_method(api: str) -> bool:
     """torch.optim.Adam.step: a method (lower case) of a class (capitalised)."""
     parts = api.split(".")
@@ -259,7 +284,7 @@ def api_reports(
     ]
     cuda_ops = sorted(
         {(op.file, op.name) for op in ops}
-        | {(e.file, f"{e.module or e.variable} ({e.kind})") for e in extensions}
+        | {(e.file, f"{_extension_name(e)} ({e.kind})") for e in extensions}
     )
     return ApiReports(unsupported, unknown, cuda_ops, precision, performance)
 

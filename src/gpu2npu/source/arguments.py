@@ -79,8 +79,13 @@ def append_keyword(call: cst.Call, keyword: str, value: cst.BaseExpression) -> c
             if len(args) > 1 and isinstance(args[-2].comma, cst.Comma)
             else args[-1].comma.with_changes(whitespace_after=_first_argument_break(call))
         )
-        added = added.with_changes(comma=args[-1].comma)
-        args[-1] = args[-1].with_changes(comma=separator)
+        closing = args[-1].comma.whitespace_after
+        added = added.with_changes(
+            comma=args[-1].comma.with_changes(whitespace_after=_line_comment(closing, None))
+        )
+        args[-1] = args[-1].with_changes(
+            comma=separator.with_changes(whitespace_after=_line_comment(separator.whitespace_after, closing))
+        )
     elif args:
         added = added.with_changes(whitespace_after_arg=args[-1].whitespace_after_arg)
         args[-1] = args[-1].with_changes(
@@ -88,6 +93,17 @@ def append_keyword(call: cst.Call, keyword: str, value: cst.BaseExpression) -> c
             whitespace_after_arg=cst.SimpleWhitespace(""),
         )
     return call.with_changes(args=[*args, added])
+
+
+def _line_comment(whitespace, comment_of):
+    """``whitespace`` after a comma that ends a line, with the end-of-line comment of
+    ``comment_of`` (None: none): an argument keeps its own comment wherever its comma moves."""
+    if not isinstance(whitespace, cst.ParenthesizedWhitespace):
+        return whitespace
+    own = comment_of.first_line if isinstance(comment_of, cst.ParenthesizedWhitespace) else None
+    return whitespace.with_changes(
+        first_line=own or cst.TrailingWhitespace(newline=whitespace.first_line.newline)
+    )
 
 
 def _first_argument_break(call: cst.Call):

@@ -15,9 +15,14 @@ from __future__ import annotations
 import ast
 import itertools
 import sys
+import warnings
 from typing import Iterator, List, Optional
 
 import libcst as cst
+
+# The warnings Python gives about the code it compiles ("is" with a literal, invalid escapes)
+# are about the user's files, not the tool's: every process that parses imports this module.
+warnings.filterwarnings("ignore", category=SyntaxWarning)
 
 PARSE_ERRORS = (
     cst.ParserSyntaxError,
