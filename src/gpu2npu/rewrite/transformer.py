@@ -112,6 +112,7 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         self._prose_depth = 0
         self._compared_literals: Dict[int, Set[str]] = {}  # compared literal -> the calls it is compared with
         self._searched_literals: Set[int] = set()  # literals searched for: the left of ``in``
+        self._key_literals: Set[int] = set()  # keys of dict displays: looked up, so compared
         self.kept_here: List[Kept] = []  # what this pass keeps (besides the pre-pass's ``kept``)
         self._definition_depth = 0  # inside def/class
         self._class_methods: List[Set[str]] = []
@@ -813,13 +814,24 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
             if isinstance(searched, cst.SimpleString) and isinstance(target.operator, (cst.In, cst.NotIn)):
                 self._searched_literals.add(id(searched))
 
+    def visit_Dict(self, node: cst.Dict) -> None:
+        """Note the literal keys of a table: a lookup compares them, so a device's key names the
+        accelerator as a compared string does (portable: {'cpu': a, 'cuda': b} must not get two
+        'cpu' keys on a machine without one)."""
+        for element in node.elements:
+            if isinstance(element, cst.DictElement) and isinstance(element.key, STRING_NODES):
+                self._key_literals.add(id(element.key))
+
+    def _compared(self, node: cst.CSTNode) -> bool:
+        return id(node) in self._compared_literals or id(node) in self._key_literals
+
     def leave_SimpleString(self, original_node, updated_node):
         end = self._newlines + 1
         start = end - line_breaks(original_node.value)
         if self._is_kept_literal(original_node, start) or self._prose_depth:
             return updated_node
         if self.index.string_names and start not in self._binding_lines:
-            compared = id(original_node) in self._compared_literals
+            compared = self._compared(original_node)
             named = named_simple_string(original_node, self.index.string_names, compared, self.bound_name)
             if named is not None and id(original_node) in self._searched_literals:
                 named = _searched_for(*named)
@@ -886,7 +898,7 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         if self._prose_depth:
             return updated_node
         if self.index.string_names:
-            compared = id(original_node) in self._compared_literals
+            compared = self._compared(original_node)
             named = named_formatted_string(updated_node, self.index.string_names, compared, self.bound_name)
             if named is not None:
                 return self._apply_named(self.code(original_node), named, start, self._newlines + 1)
