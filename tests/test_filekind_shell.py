@@ -108,6 +108,19 @@ def test_single_quotes_comments_and_heredocs_are_data():
     assert reported("run.sh", script) == []
 
 
+def test_a_here_string_is_no_heredoc_and_the_lines_after_it_are_migrated():
+    """``read -ra L <<< "$x"`` (LLaVA's eval scripts): before, its second ``<`` started a heredoc
+    that swallowed the rest of the file, so the per-chunk CUDA_VISIBLE_DEVICES stayed."""
+    script = (
+        'gpu_list="${CUDA_VISIBLE_DEVICES:-0}"\n'
+        "IFS=',' read -ra GPULIST <<< \"$gpu_list\"\n"
+        "read -r first <<<$gpu_list\n"
+        "CUDA_VISIBLE_DEVICES=${GPULIST[0]} python eval.py\n"
+    )
+    assert migrated("eval.sh", script) == script.replace("CUDA_VISIBLE_DEVICES", RENAMED)
+    assert reported("eval.sh", script) == []
+
+
 def test_a_renamed_variable_is_never_reported_and_other_nccl_variables_are():
     script = "export NCCL_ASYNC_ERROR_HANDLING=1 NCCL_BUFFSIZE=4194304 TORCH_NCCL_TRACE_BUFFER_SIZE=0\n"
     assert migrated("run.sh", script) == script.replace("NCCL_ASYNC", "HCCL_ASYNC")

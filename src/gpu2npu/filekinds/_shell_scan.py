@@ -85,7 +85,9 @@ class _Scanner:
                 i += 1
             elif char == "#" and top != "{" and (i == 0 or text[i - 1] in WORD_BREAKS):
                 i = self._comment(i)
-            elif char == "<" and text.startswith("<<", i) and not text.startswith("<<<", i):
+            elif char == "<" and text.startswith("<<<", i):
+                i += 3  # a here-string: its word follows on the line (no heredoc at its second <)
+            elif char == "<" and text.startswith("<<", i):
                 i = self._heredoc_operator(i)
             elif char == "\r" and text.startswith("\r\n", i):
                 self.chars[i] = " "
