@@ -257,7 +257,8 @@ for epoch in range(2):
             None,
             "gpu2npu: error: the main script 'main.py' never moves model (the default -t) to the device, "
             "and several variables could be the model (netG, netD: moved to the device, their .parameters() "
-            "passed to a call); name the model with -t",
+            "passed to a call); name the model with -t, or several separated by commas to wrap each "
+            "(-t netG,netD)",
         ),
         (
             NOT_MOVED,
@@ -279,14 +280,96 @@ for epoch in range(2):
             "gpu2npu: error: the main script 'main.py' never moves -t 'net' to the device; name the model "
             "with -t (a variable moved to the device, such as model = model.to(device))",
         ),
+        (
+            GAN,
+            "netG,model,net",
+            "gpu2npu: error: the main script 'main.py' never moves -t 'model, net' to the device (the "
+            "variables that could be the model: netG, netD); name the model with -t (a variable moved to "
+            "the device, such as model = model.to(device))",
+        ),
+        (
+            GAN,
+            "netG,netG",
+            "gpu2npu: error: -t 'netG,netG' names a model twice; name each model once",
+        ),
     ],
-    ids=["several", "none", "-t model not moved", "-t net not moved"],
+    ids=["several", "none", "-t model not moved", "-t net not moved", "two of three not moved", "twice"],
 )
 def test_a_model_that_is_not_found_is_one_line_and_writes_nothing(tmp_path, code, target, line):
     result, _ = one_script(tmp_path, code, *(("-t", target) if target else ()))
     assert result.returncode == 2
     assert result.stderr.splitlines() == [line]
     assert not (tmp_path / "out").exists()
+
+
+GAN_MULTI = (
+    "import torch\n"
+    + PROCESS_GROUP
+    + """
+netG = torch.nn.Linear(4, 8).npu()
+netG = torch.nn.parallel.DistributedDataParallel(netG, device_ids=[LOCAL_RANK])
+netD = torch.nn.Linear(8, 1).npu()
+netD = torch.nn.parallel.DistributedDataParallel(netD, device_ids=[LOCAL_RANK])
+optimizerG = torch.optim.Adam(netG.parameters())
+optimizerD = torch.optim.Adam([{'params': netD.parameters()}])
+for epoch in range(2):
+    netD(netG(torch.randn(2, 4).npu())).sum().backward()
+"""
+)
+UNWRAPPED = (
+    "netD is moved to the device and its .parameters() are passed to a call (an optimizer), but it is "
+    "not wrapped in DistributedDataParallel: each process would train a copy of its own; if it is "
+    "trained, name it with the model in -t, separated by a comma (-t MODEL,netD)"
+)
+
+
+def test_several_models_named_by_t_are_each_wrapped_and_a_trained_one_left_out_is_reported(tmp_path):
+    """A GAN trains netG and netD: -t netG,netD wraps both, each after its own move; -t netG alone
+    wraps netG and reports netD, whose copies would drift apart."""
+    both, main = one_script(tmp_path, GAN, "-t", "netG,netD", name="both")
+    assert both.returncode == 0, both.stderr
+    assert main.read_text() == GAN_MULTI
+    assert reported(main) == []
+    changes = rows(main.parent / "transplant_result_file" / "change_list.csv")
+    assert [row[1] + " " + row[4] for row in changes if row[5] == "G2N741"] == [
+        f"3 wrap netG in {DDP.split('(')[0]} after it is moved to the device",
+        f"4 wrap netD in {DDP.split('(')[0]} after it is moved to the device",
+    ]
+    one, one_main = one_script(tmp_path, GAN, "-t", "netG", name="one")
+    assert one.returncode == 0, one.stderr
+    assert "netD = torch.nn.parallel" not in one_main.read_text()
+    assert reported(one_main) == [["4", "4", "netD", UNWRAPPED, "unsupported"]]
+
+
+APPLIED = """import torch
+
+def init(m):
+    torch.nn.init.normal_(m.weight)
+
+model = torch.nn.Linear(2, 2).cuda()
+model.apply(init)
+model.apply(init)
+print(model)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    model(torch.randn(2, 2).cuda()).sum().backward()
+"""
+
+
+def test_the_wrap_goes_after_the_weights_are_drawn(tmp_path):
+    """DDP copies rank 0's weights when it is built: model.apply(init) lines right after the move
+    draw the weights first, so every process starts from the same ones."""
+    result, main = one_script(tmp_path, APPLIED)
+    assert result.returncode == 0, result.stderr
+    lines = main.read_text().splitlines()
+    wrap = lines.index(f"model = {DDP.format('model')}")
+    assert lines[wrap - 3 : wrap + 2] == [
+        "model = torch.nn.Linear(2, 2).npu()",
+        "model.apply(init)",
+        "model.apply(init)",
+        f"model = {DDP.format('model')}",
+        "if torch.distributed.get_rank() == 0:",
+    ]
 
 
 FUNCTIONS = """import torch
@@ -529,6 +612,12 @@ def test_a_script_another_framework_distributes_keeps_the_full_migration(
             "fully_shard(model)",
             "torch.distributed._composable.fsdp.fully_shard",
         ),
+        ("from transformers import Trainer", "trainer = Trainer(model=model)", "transformers.Trainer"),
+        (
+            "from torch.utils.data import DataLoader, DistributedSampler",
+            "loader = DataLoader(range(8), sampler=DistributedSampler(range(8)))",
+            "torch.utils.data.DistributedSampler",
+        ),
     ],
 )
 def test_each_framework_that_distributes_the_script_is_recognised(tmp_path, imports, call, setup):
@@ -558,6 +647,31 @@ def test_a_lightning_trainer_script_needs_no_training_loop_of_its_own(tmp_path):
     ]
 
 
+def test_a_main_script_whose_imported_module_sets_up_the_process_group_is_left_alone(tmp_path):
+    """LoRA's gpt2_ft.py calls parse_gpu() of gpu.py, which starts the process group: before, a
+    second init_process_group went into the script (a crash) and DDP around the model."""
+    project = tmp_path / "lora"
+    write(
+        project / "utils" / "gpu.py",
+        "import torch.distributed as dist\n\n\ndef parse_gpu(args):\n    dist.init_process_group('nccl')\n",
+    )
+    write(project / "utils" / "__init__.py", "")
+    code = (
+        "import torch\nfrom utils.gpu import parse_gpu\n\nparse_gpu(None)\n"
+        "model = torch.nn.Linear(2, 2).cuda()\nfor epoch in range(2):\n"
+        "    model(torch.ones(2).cuda()).sum().backward()\n"
+    )
+    main = write(project / "main.py", code)
+    result, out = distributed(tmp_path, source=project, main=main)
+    assert result.returncode == 0, result.stderr
+    assert "init_process_group" not in (out / "main.py").read_text()
+    assert "DistributedDataParallel" not in (out / "main.py").read_text()
+    setup = "torch.distributed.init_process_group, in utils/gpu.py"
+    assert reported(out / "main.py") == [
+        ["2", "2", "distributed", already_tip(setup), "supported_with_limits"]
+    ]
+
+
 @pytest.mark.parametrize(
     "function,problem",
     [
@@ -573,8 +687,8 @@ def test_the_wrapper_rule_tips_name_only_the_model_and_the_setup(tmp_path, funct
         tmp_path / "ddp.yaml",
         "rules:\n  DistributedDataParallelRule:\n    - id: X1\n"
         '      wrapper: "torch.nn.parallel.DistributedDataParallel({model})"\n'
-        f'      tips: {{already: "{{setup}}", no_move: "-", inferred: "{{model}}", rebound: "-",\n'
-        f'             function: "{function}"}}\n',
+        f'      tips: {{already: "{{setup}}", no_move: "-", inferred: "{{model}}", unwrapped: "{{model}}",\n'
+        f'             rebound: "-", function: "{function}"}}\n',
     )
     result = run_cli("rules", "validate", rule)
     if not problem:
@@ -610,7 +724,7 @@ NOT_IN_INPUT = (
             "train.py",
             "model[0]",
             "gpu2npu: error: -t 'model[0]' is not a variable or attribute path; "
-            "give one such as model or self.model",
+            "give one such as model or self.model (several: separated by commas)",
         ),
         (
             "lib/data.py",

@@ -241,7 +241,8 @@ CALL_MAPPING = (
         ),
         (
             KEYWORD_SET,
-            "'parameters' must name 'keyword' and every parameter of 'not_with', 'not_none' and 'only_with'",
+            "'parameters' must name 'keyword' and every parameter of 'not_with', 'not_none', 'only_with' "
+            "and 'only_on'",
         ),
         (
             OPTIMIZE_CALL.format("defaults: {eps: '1e-8'}"),

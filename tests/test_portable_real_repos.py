@@ -139,8 +139,9 @@ def test_legacy_cuda_tensor_types_are_reported_wherever_they_are_named(tmp_path)
     assert found == [
         ("3", "torch.cuda.HalfTensor", "rules:G2N158"),
         ("4", "torch.cuda.FloatTensor", "rules:G2N158"),
-        ("5", "torch.cuda.LongTensor", "rules:G2N913"),
+        ("5", "torch.cuda.LongTensor", "rules:G2N158"),  # a call: the type's own tip, not torch.cuda's
     ]
+    assert table[1][4] == table[3][4]
     assert table[1][4].startswith("a legacy CUDA tensor type, CUDA only (no device-agnostic spelling)")
 
 

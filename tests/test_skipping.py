@@ -237,3 +237,52 @@ def test_a_statement_using_a_moved_name_through_an_import_alias_is_rewritten_fro
     assert results["skeleton"][0].decode().splitlines()[-1] == (
         "    return dist.Backend.HCCL if dist.is_hccl_available() else 'gloo'"
     )
+
+
+IMPORT_FALLBACK = """\
+try:
+    import torch
+except ImportError:  # torch is optional
+    torch = None
+try:
+    from apex import amp
+except ImportError as error:
+    amp = None
+
+
+def setup():
+    torch.cuda.set_device(1)
+    with torch.cuda.amp.autocast():
+        return torch.zeros(1).cuda()
+"""
+
+
+def test_a_fallback_bound_in_an_except_handler_leaves_the_import_the_code_after_it_reads():
+    """``except ImportError: torch = None`` runs only where torch is missing: the code after the try
+    is torch's, so its CUDA uses are migrated (before, torch was a plain local and nothing was)."""
+    expected = (
+        IMPORT_FALLBACK.replace("    import torch\n", "    import torch\n    import torch_npu\n")
+        .replace("torch.cuda", "torch.npu")
+        .replace(".cuda()", ".npu()")
+    )
+    for way in WAYS:
+        new_bytes, changes, _, _ = migrated(IMPORT_FALLBACK.encode(), way)
+        assert new_bytes.decode() == expected, way
+        assert [change[0] for change in changes] == [2, 12, 13, 14], way
+
+
+def test_an_import_inserted_after_torch_goes_before_the_code_that_shares_its_line():
+    """``import torch; x = torch.zeros(1).cuda()``: torch_npu must be imported before .npu() runs,
+    so it goes into the line, right after torch; at the end of a line it follows the line."""
+    code = "import torch; x = torch.zeros(1).cuda()\nimport os; import numpy\ny = x.cuda()\n"
+    tail = "import os; import torch\nz = torch.ones(1).cuda()\n"
+    for way in WAYS:
+        new_bytes, changes, _, _ = migrated(code.encode(), way)
+        assert new_bytes.decode() == (
+            "import torch; import torch_npu; x = torch.zeros(1).npu()\nimport os; import numpy\ny = x.npu()\n"
+        ), way
+        assert changes[0] == (1, 1, "insert import torch_npu"), way
+        new_bytes, _, _, _ = migrated(tail.encode(), way)
+        assert new_bytes.decode() == "import os; import torch\nimport torch_npu\nz = torch.ones(1).npu()\n", (
+            way
+        )

@@ -16,7 +16,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from helpers import REPO, gpu2npu_command, run_cli
+from helpers import REPO, gpu2npu_command, rows, run_cli
 
 from gpu2npu.standin import DEVICES_VARIABLE, SITE_DIR, standin_environment
 
@@ -621,7 +621,8 @@ SPECIFY_DEVICE_FIRST = {
 # equal to the last bit (on an NPU, where the fused kernels sum in another order, the rules'
 # class "tolerance" allows rounding differences).
 OPTIMIZED = {
-    "amp": "torch_npu.optim.NpuFusedSGD(net.parameters(), lr=0.01, momentum=0.9)",
+    # the AMP recipe clears gradients with zero_grad(set_to_none=True), which fused optimizers refuse
+    "amp": "torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9)",
     "data_parallel": "torch_npu.optim.NpuFusedSGD(model.parameters(), lr=0.05)",
     "ddp": "torch_npu.optim.NpuFusedSGD(ddp_model.parameters(), lr=0.01, momentum=0.9)",
     "fused_norm": "torch_npu.optim.NpuFusedAdamW(model.parameters(), lr=1e-3)",
@@ -754,6 +755,53 @@ def run_migrations(tmp_path, program: str, variants: dict):
     return original, migrated
 
 
+SET_TO_NONE_PROGRAM = """import torch
+torch.manual_seed(0)
+device = 'cuda' if torch.cuda.is_available() else 'cpu'
+model = torch.nn.Linear(4, 1).to(device)
+optimizer = torch.optim.AdamW(model.parameters(), lr=0.01)
+for step in range(3):
+    optimizer.zero_grad(set_to_none=True)
+    loss = model(torch.randn(8, 4, device=device)).pow(2).mean()
+    loss.backward()
+    optimizer.step()
+    print('step', step, 'loss', loss.item())
+"""
+
+
+def test_a_fused_optimizer_is_not_made_where_the_project_clears_gradients_to_none(tmp_path):
+    """torch_npu's fused optimizers raise on zero_grad(set_to_none=True) (dinov2's training loop):
+    --optimize keeps torch.optim.AdamW there, and the copy trains like the original; where the
+    loop passes set_to_none=False, AdamW becomes NpuFusedAdamW, which the stand-in, as torch_npu,
+    refuses to clear to None."""
+    require_torch()
+    cleared_in_place = SET_TO_NONE_PROGRAM.replace("set_to_none=True", "set_to_none=False")
+    original, migrated = run_migrations(tmp_path, SET_TO_NONE_PROGRAM, {"optimized": ["--optimize"]})
+    source, run = migrated["optimized"]
+    assert "optimizer = torch.optim.AdamW(model.parameters(), lr=0.01)\n" in source
+    expected = losses(finish(original)[0])
+    assert losses(finish(run)[0]) == expected and len(expected) == 3
+    kept = rows(tmp_path / "optimized" / "proj_msft" / "transplant_result_file" / "unsupported_api.csv")
+    assert [row[1:4] + row[-1:] for row in kept[1:]] == [["5", "5", "torch.optim.AdamW", "rules:G2N2003"]]
+    (tmp_path / "in_place").mkdir()
+    (tmp_path / "in_place" / "main.py").write_text(cleared_in_place)
+    result = run_cli(
+        "migrate", "-i", tmp_path / "in_place", "-o", tmp_path / "fused", "-v", "2.8.0", "--optimize"
+    )
+    assert result.returncode == 0, result.stderr
+    fused = tmp_path / "fused" / "in_place_msft" / "main.py"
+    assert "optimizer = torch_npu.optim.NpuFusedAdamW(model.parameters(), lr=0.01)\n" in fused.read_text()
+    standin = gpu2npu_command() + ["run", "--"]
+    in_place = run_program([*standin, sys.executable, str(fused)], env=plain_env())
+    assert in_place.returncode == 0, in_place.stderr
+    fused_losses = [float(line.rsplit(" ", 1)[1]) for line in losses(in_place.stdout)]
+    assert fused_losses == pytest.approx([float(line.rsplit(" ", 1)[1]) for line in expected], rel=1e-5)
+    fused.write_text(fused.read_text().replace("set_to_none=False", "set_to_none=True"))
+    refused = run_program([*standin, sys.executable, str(fused)], env=plain_env())
+    assert refused.returncode == 1
+    assert refused.stderr.splitlines()[-1] == "ValueError: set_to_none is not supported in fused optimizers"
+
+
 NVTX_PROGRAM = """import torch
 torch.manual_seed(0)
 weights = torch.randn(4, device='cuda' if torch.cuda.is_available() else 'cpu')
@@ -816,27 +864,37 @@ def migrate_distributed(source, out, *extra):
     return out / f"{source.name}_msft_multi"
 
 
+def run_original_project(tmp_path, name: str):
+    """A copy of tests/projects/NAME, and its run on one process with batches of 16 for 2 epochs
+    (its checkpoint: original.pt)."""
+    require_torch()
+    source = tmp_path / name
+    shutil.copytree(REPO / "tests" / "projects" / name, source)
+    command = [sys.executable, "main.py", "--batch-size", "16", "--epochs", "2"]
+    original = run_program(
+        [*command, "--checkpoint", str(tmp_path / "original.pt")], cwd=source, env=plain_env()
+    )
+    assert original.returncode == 0, original.stderr
+    return source, original
+
+
+def run_on_two_processes(migrated: Path, checkpoint: Path) -> subprocess.CompletedProcess:
+    """The multi-card copy started by its launcher on two emulated NPUs, 8 samples each a step."""
+    path = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
+    arguments = ["--batch-size", "8", "--epochs", "2", "--checkpoint", str(checkpoint)]
+    launcher = gpu2npu_command() + ["run", "--devices", "2", "--", "sh", "run_distributed_npu.sh", "2"]
+    multi = run_program([*launcher, *arguments], cwd=migrated, env=plain_env(PATH=path))
+    assert multi.returncode == 0, multi.stderr
+    return multi
+
+
 def test_distributed_copy_on_two_processes_ends_each_epoch_with_the_original_loss(tmp_path):
     """The original trains on one process with batches of 16; the distributed copy, started by its
     launcher (torchrun, hccl on gloo), on two with 8 each: the same global batch. Its sampler
     (shuffle=False, as the original) gives rank r the samples r, r+2, ...: together each step's
     batch of the original, and DDP averages the two halves' gradients into the original's."""
-    require_torch()
-    source = tmp_path / "distributed_run"
-    shutil.copytree(REPO / "tests" / "projects" / "distributed_run", source)
-    migrated = migrate_distributed(source, tmp_path / "out")
-    common = ["--epochs", "2", "--checkpoint"]
-    original = run_program(
-        [sys.executable, "main.py", "--batch-size", "16", *common, str(tmp_path / "original.pt")],
-        cwd=source, env=plain_env(),
-    )  # fmt: skip
-    assert original.returncode == 0, original.stderr
-    path = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
-    launcher = ["sh", "run_distributed_npu.sh", "2", "--batch-size", "8", *common, str(tmp_path / "multi.pt")]
-    multi = run_program(
-        gpu2npu_command() + ["run", "--devices", "2", "--", *launcher], cwd=migrated, env=plain_env(PATH=path)
-    )
-    assert multi.returncode == 0, multi.stderr
+    source, original = run_original_project(tmp_path, "distributed_run")
+    multi = run_on_two_processes(migrate_distributed(source, tmp_path / "out"), tmp_path / "multi.pt")
     assert original.stdout.splitlines()[0] == "device cpu"
     assert multi.stdout.splitlines()[0] == "device npu"  # printed by rank 0 only: one line each
     assert len(multi.stdout.splitlines()) == len(original.stdout.splitlines()) == 3
@@ -849,6 +907,29 @@ def test_distributed_copy_on_two_processes_ends_each_epoch_with_the_original_los
     saved, wanted = torch.load(tmp_path / "multi.pt"), torch.load(tmp_path / "original.pt")
     assert saved.keys() == wanted.keys()  # saved through model.module: no "module." prefix
     assert all(torch.allclose(saved[k], wanted[k], rtol=1e-5, atol=1e-6) for k in wanted)
+
+
+def test_distributed_copy_of_two_models_trains_each_like_the_original(tmp_path):
+    """A GAN's shape (tests/projects/distributed_gan): with -t netG,netD both models are wrapped
+    after their weights are drawn (netG.apply(init_weights)), so two processes with half the batch
+    each end every epoch with the original's losses, and the checkpoint keeps both models' keys.
+    With -t netG alone netD trains on half the data in each process: other losses, and a row."""
+    source, original = run_original_project(tmp_path, "distributed_gan")
+    losses = {}
+    for models in ("netG,netD", "netG"):
+        migrated = migrate_distributed(source, tmp_path / models, "-t", models)
+        losses[models] = eval_losses(run_on_two_processes(migrated, tmp_path / f"{models}.pt").stdout)
+    expected = eval_losses(original.stdout)
+    assert len(expected) == 2
+    assert losses["netG,netD"] == pytest.approx(expected, rel=1e-5)
+    assert losses["netG"] != pytest.approx(expected, rel=1e-2)
+    reports = tmp_path / "netG" / "distributed_gan_msft_multi" / "transplant_result_file"
+    unwrapped = [row[1:4] for row in rows(reports / "unsupported_api.csv") if row[-1] == "rules:G2N741"]
+    assert unwrapped == [["36", "36", "netD"]]
+    import torch
+
+    saved, wanted = torch.load(tmp_path / "netG,netD.pt"), torch.load(tmp_path / "original.pt")
+    assert {k: sorted(v) for k, v in saved.items()} == {k: sorted(v) for k, v in wanted.items()}
 
 
 # pytorch-cifar's shape: net at module level, its checkpoint saved by test(), a module-level

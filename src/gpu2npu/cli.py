@@ -375,9 +375,9 @@ def migrate(
     "--target-model",
     "target_model",
     default=None,
-    help="The variable holding the model (model, self.model, ...). Default: model, or where the main "
-    "script never moves model to the device, the one variable it moves whose .parameters() go to an "
-    "optimizer.",
+    help="The variable holding the model (model, self.model, ...); several separated by commas "
+    "(netG,netD) where the script trains several. Default: model, or where the main script never moves "
+    "model to the device, the one variable it moves whose .parameters() go to an optimizer.",
 )
 @click.option(
     "--shard-eval",

@@ -135,6 +135,11 @@ class ApiJudge:
         decision = self.index.resolve_name(api)
         if (decision is not None and decision.new is not None) or api in self.index.replaced_apis:
             return None  # the migration rewrites it (or reports where it cannot)
+        named = decision is not None and decision.old != api and self._overrides(api)
+        if named:  # a status rule for this very name says more than the broad keep of its module
+            answer = self.kb.lookup(api, self.version, named)
+            if answer is not None and answer.status in (UNSUPPORTED, UNKNOWN):
+                return self._answer_row(site, api, answer)
         if decision is not None and (decision.removed_in or decision.old.startswith("torch.cuda")):
             tip = decision.tip or (
                 f"no NPU counterpart for torch {self.version}, so it stays on CUDA: "

@@ -41,6 +41,7 @@ class FileScan:
     defining: Tuple[Tuple[str, FrozenSet[str]], ...]  # (renamed method, classes here defining it)
     extensions: Tuple[Extension, ...]
     inline: Tuple[CudaOp, ...]
+    refusing: FrozenSet[str]  # the index's refused calls it makes ("zero_grad(set_to_none)")
 
 
 def scan_project(
@@ -50,6 +51,7 @@ def scan_project(
     when the rules insert into entry scripts, they are found here; ``cache``: a ResultCache
     (gpu2npu.project.cache) for the per-file records, or None."""
     methods = tuple(sorted(index.methods))
+    refused = tuple(sorted(index.refused_calls))
     defining: Dict[str, Set[str]] = {method: set() for method in methods}
     extensions: List[Extension] = []
     inline: List[CudaOp] = []
@@ -58,9 +60,11 @@ def scan_project(
     imports: Dict[str, FileScan] = {}  # by file, what its imports may load (when entries are looked for)
     find_entries = index.uses_entry_scripts and not chosen_entries
     outcomes: List[str] = []
+    refusing: Set[str] = set()
     for rel, data in _python_sources(plan):
-        found = _file_scan(rel, data, methods, find_entries, cache, outcomes)
+        found = _file_scan(rel, data, (methods, refused), find_entries, cache, outcomes)
         imported |= found.imported
+        refusing |= found.refusing
         if find_entries:
             imports[rel] = found
         if found.start:
@@ -75,26 +79,28 @@ def scan_project(
     method_classes = {m: _with_subclasses(plan, m, found) for m, found in defining.items() if found}
     ops = sorted(ops + inline)
     facts = ProjectFacts(method_classes, *_cuda_modules(ops, extensions), frozenset(imported))
+    facts.refused_calls = frozenset(refusing)
     facts.entries = chosen_entries or _entry_scripts(starting, facts, imports) | (
         _notebooks(plan) if find_entries else frozenset()
     )
     return ProjectScan(facts, ops, extensions, outcomes.count(CORRUPT))
 
 
-def _file_scan(rel: str, data: bytes, methods, find_entries: bool, cache, outcomes: List[str]) -> FileScan:
-    """The file's record, from the cache when it holds one for these bytes."""
+def _file_scan(rel: str, data: bytes, wanted, find_entries: bool, cache, outcomes: List[str]) -> FileScan:
+    """The file's record, from the cache when it holds one for these bytes; ``wanted``: the
+    renamed methods and the refused calls of the index."""
     if cache is None:
-        return _scanned(rel, data, methods, find_entries)
-    key = cache.key(rel, "scan", data, (methods, find_entries))
+        return _scanned(rel, data, *wanted, find_entries)
+    key = cache.key(rel, "scan", data, (wanted, find_entries))
     outcome, found = cache.load(key)
     outcomes.append(outcome)
     if found is None:
-        found = _scanned(rel, data, methods, find_entries)
+        found = _scanned(rel, data, *wanted, find_entries)
         cache.store(key, found)
     return found
 
 
-def _scanned(rel: str, data: bytes, methods, find_entries: bool) -> FileScan:
+def _scanned(rel: str, data: bytes, methods, refused, find_entries: bool) -> FileScan:
     """One read of the file's bytes; parsed only when it may define a renamed method or start a
     program."""
     may_start = find_entries and _may_start_a_program(data)
@@ -108,12 +114,24 @@ def _scanned(rel: str, data: bytes, methods, find_entries: bool) -> FileScan:
         extensions, inline = tuple(find_extensions(text, rel)), tuple(inline_ops(text, rel))
     return FileScan(
         frozenset(_imported_module_names(data)),
-        _project_imports(rel, data) if find_entries else (),
+        project_imports(rel, data) if find_entries else (),
         start,
         defining,
         extensions,
         inline,
+        frozenset(call for call in refused if _makes_refused_call(data, call)),
     )
+
+
+def _makes_refused_call(data: bytes, call: str) -> bool:
+    """Whether ``data`` calls ``.method(`` passing ``keyword=`` other than a literal False (a byte
+    scan: ``opt.zero_grad(set_to_none=True)``, ``zero_grad(set_to_none=not args.keep)``)."""
+    method, keyword = call[:-1].split("(")
+    pattern = rb"\b%s\s*\([^()]*(?:\([^()]*\)[^()]*)*\b%s\s*=\s*(?!False\b)" % (
+        method.encode(),
+        keyword.encode(),
+    )
+    return re.search(pattern, data) is not None
 
 
 def _notebooks(plan: Plan) -> FrozenSet[str]:
@@ -172,7 +190,7 @@ def _may_start_a_program(data: bytes) -> bool:
     )
 
 
-def _project_imports(rel: str, data: bytes) -> Tuple[Tuple[str, ...], ...]:
+def project_imports(rel: str, data: bytes) -> Tuple[Tuple[str, ...], ...]:
     """For each import of the file at ``rel`` that is not of the standard library, the project
     paths it may load: modules (``a/b.py``), packages (``a/b/__init__.py``) and folders
     (``a/b/``, a namespace package), from the project root or the file's folder for an absolute

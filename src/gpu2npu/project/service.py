@@ -23,7 +23,7 @@ from gpu2npu.project.output import AtomicTree, copy_other_entries, make_director
 from gpu2npu.project.parallel import run_jobs
 from gpu2npu.project.paths import output_name
 from gpu2npu.project.plan import PYTHON, Plan, plan_input
-from gpu2npu.project.scan import ProjectScan, analysis_context, scan_project
+from gpu2npu.project.scan import ProjectScan, analysis_context, project_imports, scan_project
 from gpu2npu.rewrite.changes import Kept
 from gpu2npu.rewrite.distributed import ModelSearch, find_model, has_training_loop, model_tip
 from gpu2npu.rules.index import RuleIndex, compile_index
@@ -54,12 +54,14 @@ class ProjectRun:
     launcher: str = ""  # the launch script the mode wrote at the output root, if any
     cache: Optional[result_cache.ResultCache] = None  # None: --no-cache, or a folder that cannot be written
     cache_counts: result_cache.CacheCounts = field(default_factory=result_cache.CacheCounts)
-    inferred_model: Optional[Kept] = None  # distributed without -t: the report row of the model taken
+    # distributed: the report rows of the model taken without -t, and of the trained models not wrapped
+    model_rows: List[Kept] = field(default_factory=list)
 
     @property
     def model_notice(self) -> str:
         """The line saying which variable was taken for the model ("" -t given, or model moved)."""
-        found = self.inferred_model
+        targets = self.scan.facts.target_model.split(",")
+        found = next((row for row in self.model_rows if row.name in targets), None)
         if found is None:
             return ""
         (main,) = self.scan.facts.entries
@@ -148,36 +150,35 @@ def start_project(options: ProjectOptions, name: str, extra: Optional[RuleSet] =
     plan = plan_input(options.input, options.selection)
     style = style_named(options.style)
     entries = _chosen_entries(options, plan)
-    model, inferred = options.target_model or DEFAULT_MODEL, None
+    model, model_rows, elsewhere = options.target_model or DEFAULT_MODEL, [], ()
     if style.one_entry:
-        model, inferred = _check_main(options, plan, entries, index)
+        model, model_rows, elsewhere = _check_main(options, plan, entries, index)
     cache = _open_cache(options)
     scan = scan_project(plan, index, entries, cache)
     scan.facts.target_model, scan.facts.shard_eval = model, options.shard_eval
+    scan.facts.distributed_by = elsewhere
     if index.entry_imports and not scan.facts.entries:
         raise UserError(
             f"no entry script found in '{options.input}' (a file that may use torch, with "
             "if __name__ == '__main__': or with a module-level main() call that no other file imports)",
             "name the script that starts the training with --entry FILE",
         )
-    run = ProjectRun(options, index, plan, name, scan, cache=cache, inferred_model=inferred)
+    run = ProjectRun(options, index, plan, name, scan, cache=cache, model_rows=model_rows)
     run.cache_counts.corrupt = scan.corrupt
     return run
 
 
 def _check_main(
     options: ProjectOptions, plan: Plan, entries: FrozenSet[str], index: RuleIndex
-) -> Tuple[str, Optional[Kept]]:
-    """Distributed: one main script, with a training loop, and a model name that is a name; the
-    model to wrap, and the report row saying it was inferred (-t not given, model never moved)."""
+) -> Tuple[str, List[Kept], tuple]:
+    """Distributed: one main script, with a training loop, and model names that are names; the
+    models to wrap (separated by commas), the report rows on them (the model inferred: -t not
+    given, model never moved; the other models trained but not wrapped), and (module, set-up)
+    where a module the script imports distributes it already."""
     if len(entries) != 1:
         raise UserError("the distributed mode needs the main script", "name it with -m MAIN (or one --entry)")
     given = options.target_model
-    if given is not None and not TARGET_MODEL.match(given):
-        raise UserError(
-            f"-t '{given}' is not a variable or attribute path",
-            "give one such as model or self.model",
-        )
+    names = _model_names(given)
     (main,) = entries
     data = (plan.root / main).read_bytes() if options.input.is_dir() else options.input.read_bytes()
     tree = parse_ast(data)
@@ -185,43 +186,78 @@ def _check_main(
         raise UserError(
             f"the main script '{main}' cannot be parsed as Python 3", "fix it, or name another with -m"
         )
-    search = _model_search(index, data, given or DEFAULT_MODEL)
+    search = _model_search(index, data, names)
     if search is not None and search.already:  # left as it is: nothing to wrap, no loop to shard
-        return given or DEFAULT_MODEL, None
+        return ",".join(names), [], ()
+    elsewhere = _set_up_by_an_import(index, plan, main, data) if options.input.is_dir() else ()
+    if elsewhere:
+        return ",".join(names), [], elsewhere
     if not has_training_loop(tree):
         raise UserError(
             f"the main script '{main}' has no training loop "
             "(a loop over epochs, or one calling .backward() or .step())",
             "name the script that trains with -m",
         )
-    return _chosen_model(index, search, given, main)
+    target, rows = _chosen_model(index, search, given, main)
+    return target, rows + _unwrapped_rows(index, search, target.split(",")), ()
 
 
-def _model_search(index: RuleIndex, data: bytes, target: str) -> Optional[ModelSearch]:
-    """What the main script says of the model (None: no wrap to make, or a script the multi-card
+def _set_up_by_an_import(index: RuleIndex, plan: Plan, main: str, data: bytes) -> tuple:
+    """(module.py, "set-up call, in module.py"): the first project module the main script imports
+    (directly) that calls a set-up of the distributed rule (its own init_process_group, as
+    LoRA's gpu.py and dinov2's distributed package do); () none."""
+    for group in project_imports(main, data):
+        for path in group:
+            module = plan.root / path
+            if not path.endswith(".py") or not module.is_file():
+                continue
+            search = _model_search(index, module.read_bytes(), [DEFAULT_MODEL])
+            if search is not None and search.already:
+                return path, f"{search.already}, in {path}"
+    return ()
+
+
+def _model_names(given: Optional[str]) -> List[str]:
+    """The models -t names (several separated by commas), or the default."""
+    if given is None:
+        return [DEFAULT_MODEL]
+    names = [name.strip() for name in given.split(",")]
+    for name in names:
+        if not TARGET_MODEL.match(name):
+            raise UserError(
+                f"-t '{name}' is not a variable or attribute path",
+                "give one such as model or self.model (several: separated by commas)",
+            )
+    if len(set(names)) != len(names):
+        raise UserError(f"-t '{given}' names a model twice", "name each model once")
+    return names
+
+
+def _model_search(index: RuleIndex, data: bytes, targets: List[str]) -> Optional[ModelSearch]:
+    """What the main script says of the models (None: no wrap to make, or a script the multi-card
     pass will not read either)."""
     plan = index.distributed
     if plan is None or not plan.wrapper:
         return None
     try:
-        return find_model(data.decode("utf-8"), plan, target)
+        return find_model(data.decode("utf-8"), plan, targets)
     except UnicodeDecodeError:
         return None
 
 
 def _chosen_model(
     index: RuleIndex, search: Optional[ModelSearch], given: Optional[str], main: str
-) -> Tuple[str, Optional[Kept]]:
+) -> Tuple[str, List[Kept]]:
     """-t, or without it model; where that is never moved to the device and -t was not given, the
     one variable moved to the device whose .parameters() are passed to a call (an optimizer)."""
-    target = given or DEFAULT_MODEL
-    if search is None or search.moved:
-        return target, None
+    target = ",".join(_model_names(given))
+    if search is None or not search.unmoved:
+        return target, []
     found = [(name, line) for name, line in search.candidates if TARGET_MODEL.match(name)]
     names = ", ".join(name for name, _ in found)
     if given is not None:
         raise UserError(
-            f"the main script '{main}' never moves -t '{given}' to the device"
+            f"the main script '{main}' never moves -t '{', '.join(search.unmoved)}' to the device"
             + (f" (the variables that could be the model: {names})" if found else ""),
             "name the model with -t (a variable moved to the device, such as model = model.to(device))",
         )
@@ -229,7 +265,8 @@ def _chosen_model(
         ((name, line),) = found
         plan = index.distributed
         text = model_tip(plan, "inferred", name)
-        return name, Kept(line, name, line, name, plan.wrapper_rule, True, tip=text)
+        return name, [Kept(line, name, line, name, plan.wrapper_rule, True, tip=text)]
+    listed = ",".join(name for name, _ in found)
     what = (
         f"several variables could be the model ({names}: moved to the device, their .parameters() passed "
         "to a call)"
@@ -239,8 +276,23 @@ def _chosen_model(
     )
     raise UserError(
         f"the main script '{main}' never moves {DEFAULT_MODEL} (the default -t) to the device, and {what}",
-        "name the model with -t",
+        "name the model with -t, or several separated by commas to wrap each (-t " + listed + ")"
+        if found
+        else "name the model with -t",
     )
+
+
+def _unwrapped_rows(index: RuleIndex, search: Optional[ModelSearch], targets: List[str]) -> List[Kept]:
+    """A row for each other variable moved to the device whose .parameters() are passed to a call:
+    a model trained too, whose copies would drift apart unless it is wrapped as well."""
+    if search is None:
+        return []
+    plan = index.distributed
+    return [
+        Kept(line, name, line, name, plan.wrapper_rule, tip=model_tip(plan, "unwrapped", name))
+        for name, line in search.candidates
+        if name not in targets and TARGET_MODEL.match(name)
+    ]
 
 
 def _chosen_entries(options: ProjectOptions, plan: Plan) -> FrozenSet[str]:
@@ -328,10 +380,10 @@ def _process_files(
         _close_cache(cache, results, run.cache_counts)
     run.results = [r for r in results if r.kind == PYTHON]
     run.other_results = [r for r in results if r.kind != PYTHON]
-    if run.inferred_model is not None:  # after the cache: a run with -t of that name gets no row
+    if run.model_rows:  # after the cache: a run with -t naming them gets no rows
         for result in run.results:
             if result.rel in run.scan.facts.entries and not result.skipped:
-                result.kept = sorted(result.kept + [run.inferred_model])
+                result.kept = sorted(result.kept + run.model_rows)
 
 
 def _reused(jobs: List[worker.Job], cache, facts) -> Tuple[List[worker.FileResult], List[worker.Job]]:

@@ -33,7 +33,15 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider, QualifiedNameProvider, ScopeProvider
 
-from gpu2npu.rewrite.changes import INSERT, MODIFY, Change, Kept
+from gpu2npu.rewrite.changes import (
+    INSERT,
+    MODIFY,
+    Change,
+    Kept,
+    in_original_lines,
+    kept_in_original_lines,
+    original_lines,
+)
 from gpu2npu.rules.index import DistributedPlan
 
 MOVES = frozenset({"npu", "cuda", "to"})
@@ -55,16 +63,16 @@ class ModelSearch:
     """What the main script says of the model, before the migration (``find_model``)."""
 
     already: str  # the set-up call that distributes the script already ("" none)
-    moved: bool  # the target is moved to the device
+    unmoved: List[str]  # the targets never moved to the device
     candidates: List[Tuple[str, int]]  # (variable, line of its first move): the variables moved to
     # the device whose .parameters() are passed to a call, by line
 
 
-def find_model(source: str, plan: DistributedPlan, target: str) -> Optional[ModelSearch]:
-    """Whether ``target`` is moved to the device in ``source``, the variables that could be the model
-    (the same moves as the wrap looks for), and whether the script is distributed already (None:
-    a source libcst cannot read)."""
-    scan = _MoveScan(target, plan)
+def find_model(source: str, plan: DistributedPlan, targets: Sequence[str]) -> Optional[ModelSearch]:
+    """Which of ``targets`` are never moved to the device in ``source``, the variables that could be
+    a model (the same moves as the wrap looks for), and whether the script is distributed already
+    (None: a source libcst cannot read)."""
+    scan = _MoveScan(targets[0], plan)
     try:
         MetadataWrapper(cst.parse_module(source)).visit(scan)
     except (cst.ParserSyntaxError, RecursionError):
@@ -72,7 +80,7 @@ def find_model(source: str, plan: DistributedPlan, target: str) -> Optional[Mode
     candidates = sorted(
         ((name, line) for name, line in scan.moved.items() if name in scan.optimized), key=lambda c: c[1]
     )
-    return ModelSearch(scan.setup, scan.anchor is not None, candidates)
+    return ModelSearch(scan.setup, [t for t in targets if t not in scan.moved], candidates)
 
 
 def model_tip(plan: DistributedPlan, situation: str, model: str, setup: str = "") -> str:
@@ -80,19 +88,53 @@ def model_tip(plan: DistributedPlan, situation: str, model: str, setup: str = ""
     return plan.tips[situation].format(model=model, setup=setup)
 
 
-def distribute(source: str, plan: DistributedPlan, target: str, shard_eval: bool) -> DistributedResult:
-    """The main script's code, made multi-card."""
+def distribute(
+    source: str, plan: DistributedPlan, target: str, shard_eval: bool, elsewhere: Tuple = ()
+) -> DistributedResult:
+    """The main script's code, made multi-card; ``target``: the model, or several separated by
+    commas (a GAN's generator and discriminator), each wrapped on its own; ``elsewhere``: (module
+    path, set-up) where a module the script imports sets up the process group or DDP."""
+    first, *others = target.split(",")
     wrapper = MetadataWrapper(cst.parse_module(source))
-    scan = _MoveScan(target, plan)
+    scan = _MoveScan(first, plan)
     wrapper.visit(scan)
-    if scan.already:
-        line, text = scan.already, model_tip(plan, "already", target, scan.setup)
+    if scan.already or elsewhere:
+        line, setup = (
+            (scan.already, scan.setup) if scan.already else (_import_line(source, elsewhere[0]), elsewhere[1])
+        )
+        text = model_tip(plan, "already", first, setup)
         kept = [Kept(line, "distributed", line, "distributed", plan.wrapper_rule, True, tip=text)]
         return DistributedResult(source, [], kept, already=True)
-    transformer = _Distribute(plan, target, shard_eval, scan)
-    new_module = wrapper.visit(transformer)
+    transformer = _Distribute(plan, first, shard_eval, scan)
+    code = wrapper.visit(transformer).code
     transformer.report_leftovers()
-    return DistributedResult(new_module.code, transformer.changes, transformer.kept)
+    changes, kept = transformer.changes, transformer.kept
+    for model in others:  # one more pass per model: its wrap and .module calls, nothing else
+        wrapped, more_changes, more_kept = _wrap_another(code, plan, model)
+        line_of = original_lines(source.encode("utf-8"), code.encode("utf-8"))
+        changes += in_original_lines(more_changes, line_of)
+        kept += kept_in_original_lines(more_kept, line_of)
+        code = wrapped
+    return DistributedResult(code, changes, kept)
+
+
+def _import_line(source: str, path: str) -> int:
+    """The first line of ``source`` that imports the module at ``path`` (by its name or package)."""
+    parts = path[: -len(".py")].split("/")
+    name = parts[-2] if parts[-1] == "__init__" and len(parts) > 1 else parts[-1]
+    word = re.compile(rf"\bimport\b.*\b{re.escape(name)}\b|\b{re.escape(name)}\b.*\bimport\b")
+    return next((n for n, line in enumerate(source.splitlines(), 1) if word.search(line)), 1)
+
+
+def _wrap_another(code: str, plan: DistributedPlan, model: str) -> Tuple[str, List[Change], List[Kept]]:
+    """``model`` wrapped in ``code`` that is multi-card already (the first model's pass done)."""
+    wrapper = MetadataWrapper(cst.parse_module(code))
+    scan = _MoveScan(model, plan)
+    wrapper.visit(scan)
+    transformer = _Distribute(plan, model, False, scan, wrap_only=True)
+    new_code = wrapper.visit(transformer).code
+    transformer.report_leftovers()
+    return new_code, transformer.changes, transformer.kept
 
 
 def has_training_loop(tree: ast.AST) -> bool:
@@ -180,6 +222,37 @@ class _MoveScan(cst.CSTVisitor):
             self.anchor_scope = self.scopes[-1]
             self.anchor_line = self.get_metadata(PositionProvider, self.anchor).end.line
 
+    def leave_IndentedBlock(self, node):
+        self._past_initialisation(node.body)
+
+    def leave_Module(self, node):
+        self._past_initialisation(node.body)
+
+    def _past_initialisation(self, body: Sequence[cst.CSTNode]) -> None:
+        """The wrap goes after the ``model.apply(init)`` lines that follow the move: DDP copies
+        rank 0's weights when it is built, and weights drawn after that differ between processes."""
+        if self.anchor is None or self.anchor not in body:
+            return
+        position = next(n for n, statement in enumerate(body) if statement is self.anchor)
+        for following in body[position + 1 :]:
+            if not _applies_to(following, self.target):
+                break
+            self.anchor = following
+        self.anchor_line = self.get_metadata(PositionProvider, self.anchor).end.line
+
+
+def _applies_to(statement: cst.CSTNode, target: str) -> bool:
+    """``target.apply(...)`` alone on its line."""
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return False
+    call = statement.body[0].value if isinstance(statement.body[0], cst.Expr) else None
+    return (
+        isinstance(call, cst.Call)
+        and isinstance(call.func, cst.Attribute)
+        and call.func.attr.value == "apply"
+        and _code(call.func.value) == target
+    )
+
 
 def _moved(line: cst.SimpleStatementLine) -> str:
     """What the line moves to the device: ``target = <...>.npu()`` / ``.to(...)``, or
@@ -235,10 +308,13 @@ def _code(node: cst.CSTNode) -> str:
 class _Distribute(cst.CSTTransformer):
     METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider, ScopeProvider)
 
-    def __init__(self, plan: DistributedPlan, target: str, shard_eval: bool, scan: _MoveScan):
+    def __init__(
+        self, plan: DistributedPlan, target: str, shard_eval: bool, scan: _MoveScan, wrap_only: bool = False
+    ):
         super().__init__()
         self.plan = plan
         self.target = target
+        self.wrap_only = wrap_only  # a second model: the loaders, epochs and logging are done
         self.shard_eval = shard_eval
         self.scan = scan
         self.changes: List[Change] = []
@@ -406,7 +482,7 @@ class _Distribute(cst.CSTTransformer):
     def leave_Call(self, original_node, updated_node):
         names = {q.name for q in self.get_metadata(QualifiedNameProvider, original_node.func, set())}
         if names & self.plan.loaders and self.plan.sampler:
-            return self._shard(original_node, updated_node)
+            return updated_node if self.wrap_only else self._shard(original_node, updated_node)
         if self.plan.wrapper and self.scan.anchor is not None:
             return self._through_module(original_node, updated_node)
         return updated_node
@@ -463,7 +539,7 @@ class _Distribute(cst.CSTTransformer):
         target = _code(original_node.target)
         if "epoch" not in target or not isinstance(updated_node.body, cst.IndentedBlock):
             return updated_node
-        if "set_epoch" in _code(original_node.body) or not self.plan.sampler:
+        if "set_epoch" in _code(original_node.body) or not self.plan.sampler or self.wrap_only:
             return updated_node
         loaders = self._loaders_in_scope()
         if not loaders:
@@ -493,7 +569,7 @@ class _Distribute(cst.CSTTransformer):
     # -- rank 0 ----------------------------------------------------------------------------------
 
     def leave_SimpleStatementLine(self, original_node, updated_node):
-        if not self.plan.guard_test or self.rank_tests or len(original_node.body) != 1:
+        if not self.plan.guard_test or self.rank_tests or self.wrap_only or len(original_node.body) != 1:
             return updated_node
         statement = original_node.body[0]
         if not isinstance(statement, cst.Expr) or not isinstance(statement.value, cst.Call):

@@ -151,7 +151,7 @@ def _distributed(data: bytes, result: SourceResult, plan, project: ProjectFacts,
         source = current.decode("utf-8")
     except UnicodeDecodeError:
         return SourceResult(skipped="the main script is not UTF-8: copied unchanged"), False
-    done = distribute(source, plan, project.target_model, project.shard_eval)
+    done = distribute(source, plan, project.target_model, project.shard_eval, project.distributed_by)
     line_of = original_lines(data, current)
     kept = sorted(result.kept + kept_in_original_lines(done.kept, line_of))
     if done.new_code == source:

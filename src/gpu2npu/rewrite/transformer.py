@@ -58,6 +58,10 @@ class ProjectFacts:
         self.entries = entries  # the entry scripts (relative paths), where the index has entry imports
         self.target_model = target_model  # distributed: the variable holding the model (-t)
         self.shard_eval = shard_eval  # distributed: shard evaluation loaders too
+        self.refused_calls: FrozenSet[str] = frozenset()  # of the index's, those some file makes
+        # distributed: (module path, set-up call and module) where a module the main script
+        # imports sets up the process group or DDP (the script is distributed already); () none
+        self.distributed_by: Tuple = ()
 
     def module_imported(self, rel: str) -> bool:
         """Whether some file may import the module at ``rel`` (by its last name)."""
@@ -69,7 +73,13 @@ class ProjectFacts:
 
     def shared(self) -> tuple:
         """What the processing of every file reads of these facts (for the result cache's keys)."""
-        return self.method_classes, self.target_model, self.shard_eval
+        return (
+            self.method_classes,
+            self.target_model,
+            self.shard_eval,
+            sorted(self.refused_calls),
+            self.distributed_by,
+        )
 
     def for_file(self, rel: str) -> tuple:
         """What the processing of the file at ``rel`` reads of them besides ``shared()``."""
@@ -118,6 +128,7 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         self._class_methods: List[Set[str]] = []
         self._lines: List[cst.SimpleStatementLine] = []
         self._lines_after: Dict[int, List[cst.SimpleStatementLine]] = {}
+        self._import_positions: Dict[int, int] = {}  # line -> its statement the inserts follow
         self._pending_inserts = [
             insertion for insertion in index.insert_imports if import_missing(self.source, insertion, tree)
         ]
@@ -354,6 +365,11 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
     def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
         if node.name is not None:
             self._bind_target(node.name.name)
+        self.scopes.enter_fallback()
+
+    def leave_ExceptHandler(self, original_node, updated_node):
+        self.scopes.leave_fallback()
+        return updated_node
 
     def visit_Global(self, node: cst.Global) -> None:
         for item in node.names:
@@ -375,10 +391,17 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         if not updated_node.body:
             updated_node = _without_body(updated_node)
         extra = self._lines_after.pop(id(original_node), [])
+        at = self._import_positions.pop(id(original_node), None)
         if not extra:
             return updated_node
         if isinstance(updated_node, cst.RemovalSentinel):
             return cst.FlattenSentinel(extra)
+        if (
+            at is not None
+            and at < len(updated_node.body) - 1
+            and len(updated_node.body) == len(original_node.body)
+        ):
+            return _joined_after(updated_node, at, extra)  # import torch; x = torch.ones(1).npu()
         return cst.FlattenSentinel([updated_node, *extra])
 
     def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
@@ -416,6 +439,8 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
                 self._pending_inserts.remove(insertion)
                 self._inserted_modules.add(insertion.module)
             self._lines_after.setdefault(id(line), []).append(import_line(insertion.module))
+            at = next(n for n, s in enumerate(line.body) if imports_module(s, insertion.after_module))
+            self._import_positions.setdefault(id(line), at)
             self.record(INSERT, f"insert import {insertion.module}", insertion.rule_id, first, first)
 
     def leave_Module(self, original_node, updated_node):
@@ -687,6 +712,9 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
                 self._skip_lines_of(node)
                 return False
             target, label, rule_id = qualified, "name", ""
+        elif decision.called_only and id(node) not in self._callees:
+            self._keep_reference(node, qualified, decision.rule_id, decision.tip)
+            return False
         else:
             # No counterpart: keep the original name, spelled so that it survives a renamed import.
             target = decision.new or qualified
@@ -704,6 +732,12 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
             self._chain_edits[id(node)] = dotted_expression(code)
             self.record(MODIFY, f"change {label} {qualified} to {target}", rule_id, start, self._newlines + 1)
         return False  # the whole chain is decided here; a shorter prefix must not match again
+
+    def _keep_reference(self, node: cst.Attribute, qualified: str, rule_id: str, tip: str) -> None:
+        """A name that moves only where it is called, referenced otherwise: kept, and reported."""
+        start = self._newlines + 1
+        self._skip_lines_of(node)
+        self.kept_here.append(Kept(start, qualified, self._newlines + 1, qualified, rule_id, tip=tip))
 
     def leave_Attribute(self, original_node, updated_node):
         edited = self._chain_edits.pop(id(original_node), None)
@@ -974,3 +1008,12 @@ def _is_future_import(statement) -> bool:
         and isinstance(statement.body[0], cst.ImportFrom)
         and dotted_name(statement.body[0].module or cst.Name("_")) == "__future__"
     )
+
+
+def _joined_after(line: cst.SimpleStatementLine, at: int, extra) -> cst.SimpleStatementLine:
+    """The statements of ``extra`` lines put into ``line`` right after its statement ``at``: the
+    code after it on the line may need them already."""
+    semicolon = cst.Semicolon(whitespace_after=cst.SimpleWhitespace(" "))
+    added = [statement.with_changes(semicolon=semicolon) for new in extra for statement in new.body]
+    body = list(line.body)
+    return line.with_changes(body=body[: at + 1] + added + body[at + 1 :])

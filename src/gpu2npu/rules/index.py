@@ -44,6 +44,7 @@ class NameTarget:
     only_existing: bool = False  # names under it move only where torch_npu has them for the version
     tip: str = ""  # what to do where the name keeps its name
     removed_in: str = ""  # the torch release that removed the name (kept: reported as removed)
+    called_only: bool = False  # moves only where it is called; a plain reference keeps it (tip)
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,7 @@ class NameDecision:
     label: str
     tip: str = ""
     removed_in: str = ""
+    called_only: bool = False  # the name itself moves only where it is called
 
 
 @dataclass(frozen=True)
@@ -260,6 +262,7 @@ class RuleIndex:
     distributed: Optional[DistributedPlan] = None  # single card to multi-card, in the main script
     indexed_device_strings: Dict[str, str] = field(default_factory=dict)  # device type -> rule id
     replaced_apis: Set[str] = field(default_factory=set)  # calls a rule replaces or reports itself
+    refused_calls: Set[str] = field(default_factory=set)  # "method(keyword)": see OptimizeCallRule
     kept_wrappers: Dict[str, Tuple[str, str]] = field(default_factory=dict)  # -> (attribute, rule id)
     remove_imports: Dict[str, "ImportRemoval"] = field(default_factory=dict)  # by module
     # imported function -> rule id: the import goes where that rule's rewrites leave it unused
@@ -335,7 +338,10 @@ class RuleIndex:
         new = None if target.new is None else target.new + qualified[len(prefix) :]
         if new is not None and prefix != qualified and target.only_existing and not self._exists(new):
             new = None
-        return NameDecision(prefix, new, target.rule_id, target.label, target.tip, target.removed_in)
+        called_only = target.called_only and prefix == qualified
+        return NameDecision(
+            prefix, new, target.rule_id, target.label, target.tip, target.removed_in, called_only
+        )
 
     def _longest_name_match(self, qualified: str):
         name = qualified

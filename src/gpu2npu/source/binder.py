@@ -104,8 +104,10 @@ class ScopedReader(ast.NodeVisitor):
             self.visit(node.type)
         if node.name:
             self.bind_name(node.name)
+        self.scopes.enter_fallback()
         for statement in node.body:
             self.visit(statement)
+        self.scopes.leave_fallback()
 
     def visit_Global(self, node: ast.Global) -> None:
         for name in node.names:

@@ -37,6 +37,16 @@ class ScopeStack:
 
     def __init__(self) -> None:
         self.stack: List[Scope] = [Scope("module")]
+        self.fallbacks = 0  # except handlers being visited
+
+    def enter_fallback(self) -> None:
+        """An except handler: ``except ImportError: torch = None`` runs only where the import of
+        its try failed, so a plain local bound there does not replace an import binding (the
+        code after the try is read as it runs where torch is installed)."""
+        self.fallbacks += 1
+
+    def leave_fallback(self) -> None:
+        self.fallbacks -= 1
 
     @property
     def module(self) -> Scope:
@@ -56,6 +66,8 @@ class ScopeStack:
         scope = self.stack[-1]
         if name in scope.global_names:
             scope = self.module
+        if self.fallbacks and binding == LOCAL and isinstance(scope.names.get(name), ImportBinding):
+            return
         scope.names[name] = binding
 
     def declare_global(self, name: str) -> None:

@@ -4,7 +4,9 @@ type first: ``torch.cuda.amp.autocast(...)`` -> ``torch.autocast(DEVICE_TYPE, ..
 moves wherever it is referenced (imports included, as NameRenameRule); each call gets the bound
 name ``device`` (BindNamesRule) as its first argument, where the rule names one. A new name under a
 bound name (``DEVICE_MODULE.amp.GradScaler``) cannot be imported: a call of the name imported from
-CUDA then calls the bound name's attribute instead.
+CUDA then calls the bound name's attribute instead. With ``called_only``, a reference that is
+not a call (``partial(torch.cuda.amp.autocast, dtype=...)``, ``ac = torch.cuda.amp.autocast``)
+keeps the name and is reported with ``tip``: the new name called later would lack the device.
 
     rules:
       DeviceCallRule:
@@ -26,15 +28,21 @@ class DeviceCall(RuleKind):
         "old_name": Field(str, required=True, dotted=True, help="qualified CUDA-only name"),
         "new_name": Field(str, required=True, dotted=True, help="qualified generic name"),
         "device": Field(str, help="the bound name passed first, e.g. DEVICE_TYPE (none: no argument)"),
+        "called_only": Field(bool, default=False, help="a reference that is not a call keeps the name"),
+        "tip": Field(str, default="", help="what to do where a reference keeps the name (called_only)"),
     }
 
     def validate(self, fields):
         if fields["device"] is not None and not is_identifier(fields["device"]):
             return f"'device' must be a Python identifier, not {fields['device']!r}"
+        if fields["called_only"] and not fields["tip"]:
+            return "'called_only' needs a 'tip' (what to do where a reference keeps the name)"
         return check_names(new_name=fields["new_name"])
 
     def compile(self, rule, index):
-        index.names[rule["old_name"]] = NameTarget(rule["new_name"], rule.id, "function")
+        index.names[rule["old_name"]] = NameTarget(
+            rule["new_name"], rule.id, "function", tip=rule["tip"], called_only=rule["called_only"]
+        )
         index.add_call_edit(rule["old_name"], rule, _pass_the_device)
 
     def trigger_names(self, rule):

@@ -1,6 +1,7 @@
 """DistributedDataParallelRule (msFmkTransplt's name), for ``distributed -m MAIN -t MODEL``: in the
-main script, MODEL is wrapped once, after the first statement that moves it to the device, and
-its ``module_methods`` calls after that point go through ``.module``. A script that calls one of
+main script, MODEL (or each of several, ``-t netG,netD``) is wrapped once, after the first
+statement that moves it to the device, and its ``module_methods`` calls after that point go
+through ``.module``. A script that calls one of
 ``setups`` (its own process group or DDP, DeepSpeed, Lightning, Accelerate, FSDP) is distributed
 already and left alone. The pass is gpu2npu.rewrite.distributed; its tips may name ``{model}`` (the
 model) and, ``already``, ``{setup}`` (the set-up call found).
@@ -11,8 +12,8 @@ model) and, ``already``, ``{setup}`` (the set-up call found).
           wrapper: "torch.nn.parallel.DistributedDataParallel({model}, device_ids=[LOCAL_RANK])"
           setups: [torch.distributed.init_process_group, torch.nn.parallel.DistributedDataParallel]
           module_methods: [state_dict, load_state_dict]
-          tips: {already: "... {setup} ...", no_move: "...", inferred: "... {model} ...", function: "...",
-                 rebound: "..."}
+          tips: {already: "... {setup} ...", no_move: "...", inferred: "... {model} ...",
+                 unwrapped: "... {model} ...", function: "...", rebound: "..."}
 """
 
 from gpu2npu.rules.kind import RuleKind
@@ -26,7 +27,7 @@ from gpu2npu.rules.kinds._common import (
 )
 from gpu2npu.rules.model import Field
 
-TIPS = ("already", "no_move", "inferred", "function", "rebound")
+TIPS = ("already", "no_move", "inferred", "unwrapped", "function", "rebound")
 
 
 class DistributedModel(RuleKind):

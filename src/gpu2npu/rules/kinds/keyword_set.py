@@ -5,8 +5,10 @@
 that passes a parameter of ``not_with`` (``batch_sampler`` excludes ``drop_last``) or a parameter
 of ``not_none`` as a literal ``None`` (``batch_size=None`` switches batching off), and one that
 does not pass every parameter of ``only_with``, or passes one as a literal ``False`` or ``None``
-(``pin_memory_device`` only where ``pin_memory`` is on). A call with ``*args`` or ``**kwargs``
-may pass it unseen: it is kept and reported with the rule's tip.
+(``pin_memory_device`` only where ``pin_memory`` is on), and one whose parameter of ``only_on``
+is not on as written: ``True`` or an expression such as ``train_sampler is None``, not a bare
+variable (``shuffle=shuffle`` in a validation loader's function, whose default is False). A call
+with ``*args`` or ``**kwargs`` may pass it unseen: it is kept and reported with the rule's tip.
 
     rules:
       KeywordSetRule:
@@ -41,6 +43,11 @@ class KeywordSet(RuleKind):
         "not_with": Field(list, default=(), help="parameters that exclude passing keyword"),
         "not_none": Field(list, default=(), help="parameters that, passed as None, exclude passing keyword"),
         "only_with": Field(list, default=(), help="parameters the call must pass, not False or None"),
+        "only_on": Field(
+            list,
+            default=(),
+            help="parameters the call must pass as True or an expression, not a bare variable",
+        ),
         "tip": Field(str, required=True, help="what to do where a call is kept"),
     }
 
@@ -50,11 +57,12 @@ class KeywordSet(RuleKind):
             return problem
         if not is_expression(fields["value"]):
             return f"'value' must be a Python expression, not {fields['value']!r}"
-        named = {fields["keyword"]}.union(*(fields[key] for key in ("not_with", "not_none", "only_with")))
+        lists = ("not_with", "not_none", "only_with", "only_on")
+        named = {fields["keyword"]}.union(*(fields[key] for key in lists))
         if not named <= set(fields["parameters"]):
             return (
-                "'parameters' must name 'keyword' and every parameter of 'not_with', 'not_none' "
-                "and 'only_with'"
+                "'parameters' must name 'keyword' and every parameter of 'not_with', 'not_none', "
+                "'only_with' and 'only_on'"
             )
         return None
 
@@ -81,6 +89,8 @@ class KeywordSet(RuleKind):
             return call
         if not all(_passes_switched_on(call, rule["parameters"], name) for name in rule["only_with"]):
             return call
+        if not all(_passes_on_as_written(call, rule["parameters"], name) for name in rule["only_on"]):
+            return call
         ctx.record("MODIFY", f"pass {rule['keyword']}={rule['value']} to {rule['func_name']}", rule.id)
         return append_keyword(call, rule["keyword"], cst.parse_expression(rule["value"]))
 
@@ -89,6 +99,18 @@ def _passes_switched_on(call: cst.Call, parameters, name: str) -> bool:
     """Whether ``call`` passes ``name`` with a value other than a literal False or None."""
     index = find_argument(call, parameters.index(name), name)
     return index is not None and not _passed_as(call, parameters, name, _OFF)
+
+
+def _passes_on_as_written(call: cst.Call, parameters, name: str) -> bool:
+    """Whether ``call`` passes ``name`` as ``True`` or as an expression that computes it, not as a
+    bare name or attribute, whose value this call does not show."""
+    index = find_argument(call, parameters.index(name), name)
+    if index is None:
+        return False
+    value = call.args[index].value
+    if isinstance(value, cst.Name):
+        return value.value == "True"
+    return not isinstance(value, cst.Attribute)
 
 
 def _passed_as(call: cst.Call, parameters, name: str, literals) -> bool:

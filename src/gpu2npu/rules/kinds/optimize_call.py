@@ -8,8 +8,11 @@ torch.optim.SGD defaults). Where the two callees differ, ``fixed`` names paramet
 FusedAdam's ``adam_w_mode: "True"``): a call passing exactly that is rewritten without it; and
 ``defaults`` gives old_name's default for a parameter whose default new_name changes (FusedAdam's
 ``weight_decay: "0"``, where NpuFusedAdamW's is 1e-2), passed where the call does not pass it. Any
-other call keeps ``old_name`` and is reported with the rule's tip. Only calls change: a subclass
-or an ``isinstance`` of ``old_name`` keeps its meaning.
+other call keeps ``old_name`` and is reported with the rule's tip. So does every call where a
+Python file of the project calls a method of ``refuses`` (``zero_grad(set_to_none)``) with that
+keyword other than a literal False: new_name raises there (torch_npu's fused optimizers refuse
+``set_to_none=True``). Only calls change: a subclass or an ``isinstance`` of ``old_name`` keeps
+its meaning.
 
 Like every rule of rules/optimize, each says in ``optimization`` what kind of optimization it is
 and how sure the result is to equal the original: ``category``, ``equivalence`` (``exact``: the
@@ -31,6 +34,8 @@ id) and ``doc`` (the document it comes from).
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from gpu2npu.rules.kind import RuleKind
@@ -38,6 +43,8 @@ from gpu2npu.rules.kinds._common import check_names, dotted_name, is_expression,
 from gpu2npu.rules.model import Field
 from gpu2npu.source.arguments import append_keyword, delete_argument, keyword_index, passed_parameters
 from gpu2npu.source.names import dotted_expression
+
+REFUSED = re.compile(r"^[A-Za-z_]\w*\([A-Za-z_]\w*\)$")
 
 
 class OptimizeCall(RuleKind):
@@ -54,6 +61,9 @@ class OptimizeCall(RuleKind):
         "defaults": Field(
             dict, default=None, help="parameter -> old_name's default, where new_name's differs"
         ),
+        "refuses": Field(
+            list, default=(), help="method(keyword) calls new_name raises on unless the keyword is False"
+        ),
         "tip": Field(str, required=True, help="what to do where a call keeps old_name"),
     }
 
@@ -67,6 +77,8 @@ class OptimizeCall(RuleKind):
             return "'needs' and 'defaults' must name parameters of 'keywords'"
         if set(fields["fixed"] or ()) & set(fields["keywords"]):
             return "'fixed' names parameters new_name lacks, not parameters of 'keywords'"
+        if not all(isinstance(call, str) and REFUSED.match(call) for call in fields["refuses"]):
+            return "'refuses' must list method(keyword) calls, such as zero_grad(set_to_none)"
         values = [*(fields["fixed"] or {}).values(), *(fields["defaults"] or {}).values()]
         if not all(isinstance(value, str) and is_expression(value) for value in values):
             return "the values of 'fixed' and 'defaults' must be Python expressions (source text)"
@@ -74,6 +86,7 @@ class OptimizeCall(RuleKind):
 
     def compile(self, rule, index):
         index.add_call_edit(rule["old_name"], rule, self.apply)
+        index.refused_calls.update(rule["refuses"])
 
     def trigger_names(self, rule):
         return dotted_name(rule["old_name"])
@@ -86,7 +99,8 @@ class OptimizeCall(RuleKind):
 
     def apply(self, rule, call: cst.Call, ctx) -> cst.Call:
         new = _without_fixed(call, rule["fixed"] or {}, ctx)
-        if new is None or not fits(new, rule["positional"], rule["keywords"], rule["needs"]):
+        refused = set(rule["refuses"]) & ctx.project.refused_calls
+        if refused or new is None or not fits(new, rule["positional"], rule["keywords"], rule["needs"]):
             ctx.keep(rule["old_name"], rule.id)
             return call
         passed = passed_parameters(new, rule["keywords"])

@@ -1,7 +1,8 @@
 """``torch_npu.optim`` of the gpu2npu stand-in: the fused NPU optimizers are torch's optimizers
 with the same update (the fusion only changes speed on an NPU), taking exactly the parameters
 torch_npu documents (Ascend/op-plugin docs, torch_npu-optim-NpuFused*.md), so a migrated call that
-passes one torch_npu does not take fails here as it would on an NPU. torch_npu's optimizers that
+passes one torch_npu does not take fails here as it would on an NPU, and so does
+``zero_grad(set_to_none=True)``. torch_npu's optimizers that
 have no torch counterpart (NpuFusedLamb, NpuFusedBertAdam, ...) are not emulated."""
 
 from __future__ import annotations
@@ -9,35 +10,45 @@ from __future__ import annotations
 import torch
 
 
-class NpuFusedAdam(torch.optim.Adam):
+class _Fused:
+    """torch_npu's fused optimizers clear the gradients in place: ``zero_grad`` defaults to
+    ``set_to_none=False`` and raises on True."""
+
+    def zero_grad(self, set_to_none=False):
+        if set_to_none:
+            raise ValueError("set_to_none is not supported in fused optimizers")
+        super().zero_grad(set_to_none=False)
+
+
+class NpuFusedAdam(_Fused, torch.optim.Adam):
     """torch.optim.Adam."""
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False):
         super().__init__(params, lr, betas, eps, weight_decay, amsgrad)
 
 
-class NpuFusedAdamW(torch.optim.AdamW):
+class NpuFusedAdamW(_Fused, torch.optim.AdamW):
     """torch.optim.AdamW."""
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False):
         super().__init__(params, lr, betas, eps, weight_decay, amsgrad)
 
 
-class NpuFusedSGD(torch.optim.SGD):
+class NpuFusedSGD(_Fused, torch.optim.SGD):
     """torch.optim.SGD; ``lr`` has no default."""
 
     def __init__(self, params, lr, momentum=0, dampening=0, weight_decay=0, nesterov=False):
         super().__init__(params, lr, momentum, dampening, weight_decay, nesterov)
 
 
-class NpuFusedRMSprop(torch.optim.RMSprop):
+class NpuFusedRMSprop(_Fused, torch.optim.RMSprop):
     """torch.optim.RMSprop."""
 
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0, centered=False):
         super().__init__(params, lr, alpha, eps, weight_decay, momentum, centered)
 
 
-class NpuFusedAdadelta(torch.optim.Adadelta):
+class NpuFusedAdadelta(_Fused, torch.optim.Adadelta):
     """torch.optim.Adadelta."""
 
     def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0):
