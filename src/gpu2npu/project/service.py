@@ -198,7 +198,7 @@ def _check_main(
             "(a loop over epochs, or one calling .backward() or .step())",
             "name the script that trains with -m",
         )
-    target, rows = _chosen_model(index, search, given, main)
+    target, rows = _chosen_model(index, search, given, names, main)
     return target, rows + _unwrapped_rows(index, search, target.split(",")), ()
 
 
@@ -246,11 +246,12 @@ def _model_search(index: RuleIndex, data: bytes, targets: List[str]) -> Optional
 
 
 def _chosen_model(
-    index: RuleIndex, search: Optional[ModelSearch], given: Optional[str], main: str
+    index: RuleIndex, search: Optional[ModelSearch], given: Optional[str], names: List[str], main: str
 ) -> Tuple[str, List[Kept]]:
-    """-t, or without it model; where that is never moved to the device and -t was not given, the
-    one variable moved to the device whose .parameters() are passed to a call (an optimizer)."""
-    target = ",".join(_model_names(given))
+    """-t (its ``names``), or without it model; where that is never moved to the device and -t was
+    not given, the one variable moved to the device whose .parameters() are passed to a call (an
+    optimizer)."""
+    target = ",".join(names)
     if search is None or not search.unmoved:
         return target, []
     found = [(name, line) for name, line in search.candidates if TARGET_MODEL.match(name)]

@@ -231,9 +231,9 @@ class _MoveScan(cst.CSTVisitor):
     def _past_initialisation(self, body: Sequence[cst.CSTNode]) -> None:
         """The wrap goes after the ``model.apply(init)`` lines that follow the move: DDP copies
         rank 0's weights when it is built, and weights drawn after that differ between processes."""
-        if self.anchor is None or self.anchor not in body:
+        position = next((n for n, statement in enumerate(body) if statement is self.anchor), None)
+        if self.anchor is None or position is None:
             return
-        position = next(n for n, statement in enumerate(body) if statement is self.anchor)
         for following in body[position + 1 :]:
             if not _applies_to(following, self.target):
                 break
