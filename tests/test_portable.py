@@ -10,6 +10,7 @@ import io
 import json
 import re
 import shutil
+import subprocess
 import sys
 import tokenize
 from pathlib import Path
@@ -53,7 +54,7 @@ def test_portable_fixture(case, version):
 def test_every_fixture_has_an_expected_file_per_family():
     expected = sorted(p.name for p in FIXTURES.glob("*.expected.py"))
     assert expected == sorted(f"{case.stem}.{version}.expected.py" for case, version in CASES)
-    assert len(CASES) == 8
+    assert len(CASES) == 12
 
 
 # -- the programs: cuda words a portable tree must not hold ------------------------------------------
@@ -278,3 +279,41 @@ def test_device_variables_and_is_cuda_reads_are_reported_where_no_rewrite_is_rig
         ("train.py", 6, "G2N810"),
         ("train.py", 11, "G2N980"),
     ]
+
+
+OPTIONAL_TORCH = """\
+import os
+try:
+    import torch
+    HAS_TORCH = True
+except ImportError:
+    HAS_TORCH = False
+
+
+def device():
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+"""
+
+
+@pytest.mark.parametrize("target", ["portable", "npu"])
+def test_a_module_whose_torch_is_optional_still_imports_where_torch_is_missing(target, tmp_path):
+    """The portable bindings (and torch_npu) go into the ``try`` that imports torch: before, they
+    went above it, and importing the copy raised NameError. Where torch is installed the copy
+    still picks the CPU on a machine without an accelerator."""
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "optional.py").write_text(OPTIONAL_TORCH)
+    result = run_cli("migrate", "-i", project, "-o", tmp_path / "out", "--target", target)
+    assert result.returncode == 0, result.stderr
+    copy = tmp_path / "out" / "proj_msft"
+    without_torch = "import sys; sys.modules['torch'] = None; import optional; print(optional.HAS_TORCH)"
+    ran = subprocess.run([sys.executable, "-c", without_torch], cwd=copy, capture_output=True, text=True)
+    assert (ran.returncode, ran.stdout, ran.stderr) == (0, "False\n", "")
+    if target == "portable":
+        require_torch()
+        with_torch = "import optional; print(optional.HAS_TORCH, optional.device())"
+        ran = subprocess.run(
+            [sys.executable, "-c", with_torch], cwd=copy, capture_output=True, text=True, env=plain_env()
+        )
+        assert (ran.returncode, ran.stdout) == (0, "True cpu\n"), ran.stderr
+

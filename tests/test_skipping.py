@@ -271,6 +271,35 @@ def test_a_fallback_bound_in_an_except_handler_leaves_the_import_the_code_after_
         assert [change[0] for change in changes] == [2, 12, 13, 14], way
 
 
+BRANCH_FALLBACK = """\
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import torch
+
+if is_torch_available():
+    import torch
+else:
+    torch = None
+
+
+def setup():
+    return torch.zeros(1).cuda()
+"""
+
+
+def test_a_fallback_bound_in_an_else_branch_leaves_the_import_and_type_checking_imports_never_run():
+    """``else: torch = None`` runs only where torch is missing, like an except handler's; and
+    ``import torch_npu`` goes after the import that runs, not into ``if TYPE_CHECKING:``."""
+    expected = BRANCH_FALLBACK.replace(
+        "available():\n    import torch\n", "available():\n    import torch\n    import torch_npu\n"
+    ).replace(".cuda()", ".npu()")
+    for way in WAYS:
+        new_bytes, changes, _, _ = migrated(BRANCH_FALLBACK.encode(), way)
+        assert new_bytes.decode() == expected, way
+        assert [change[0] for change in changes] == [7, 13], way
+
+
 def test_an_import_inserted_after_torch_goes_before_the_code_that_shares_its_line():
     """``import torch; x = torch.zeros(1).cuda()``: torch_npu must be imported before .npu() runs,
     so it goes into the line, right after torch; at the end of a line it follows the line."""

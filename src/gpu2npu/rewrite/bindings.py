@@ -74,9 +74,9 @@ def binding_position(body: Sequence[cst.BaseStatement], start: int, limit: Optio
     position = start
     while position < len(body) and _is_import_block(body[position]):
         position += 1
-    first_torch = next((number for number, statement in enumerate(body) if _binds_torch(statement)), None)
-    if first_torch is not None:
-        position = max(position, first_torch + 1)
+    anchor = _torch_anchor(body)
+    if anchor is not None:
+        position = max(position, anchor + 1)
     if limit is not None:
         position = max(start, min(position, limit))
     return position
@@ -86,23 +86,30 @@ def insert_bindings(
     body: List[cst.BaseStatement],
     statements: List[cst.BaseStatement],
     start: int,
-    torch_bound: bool,
     limit: Optional[int] = None,
-) -> Tuple[List[cst.BaseStatement], int]:
-    """The body with the statements (and ``import torch`` if needed: where the module binds it
-    only after them) in place, and where."""
+) -> Tuple[List[cst.BaseStatement], int, int]:
+    """The body with the statements in place (with ``import torch`` where the module does not
+    bind it before them), where (the top-level statement) and how many lines into it.
+
+    Where the module binds torch only inside an ``if``/``try`` (``if is_torch_available():
+    import torch``), they go into that block, right after the imports: outside it they would
+    run where torch is not bound (a NameError on import)."""
     position = binding_position(body, start, limit)
-    if limit is not None and position == limit and torch_bound:
-        torch_bound = any(_imports_torch(statement) for statement in body[:position])
-    if not torch_bound:
+    anchor = _torch_anchor(body[:position])
+    if anchor is None:
         statements = [cst.parse_statement("import torch\n"), *statements]
-    return body[:position] + statements + body[position:], position
+    elif not _binds_torch(body[anchor]):
+        inside = _inserted_after_torch(body[anchor], statements)
+        code = cst.Module(body=[]).code_for_node(inside)
+        first = cst.Module(body=[]).code_for_node(statements[0]).strip().splitlines()[0]
+        into = code[: code.index(first)].count("\n")
+        return body[:anchor] + [inside] + body[position:], anchor, into
+    return body[:position] + statements + body[position:], position, 0
 
 
 def lines_before(module: cst.Module, statements: Sequence[cst.BaseStatement]) -> int:
     """How many lines the module's header and these statements take."""
-    header = cst.Module(body=[], header=module.header).code.count("\n")
-    return header + sum(module.code_for_node(s).count("\n") for s in statements)
+    return len(module.header) + sum(module.code_for_node(s).count("\n") for s in statements)
 
 
 def _is_import_block(statement: cst.BaseStatement) -> bool:
@@ -114,11 +121,60 @@ def _is_import_block(statement: cst.BaseStatement) -> bool:
     return False
 
 
-def _imports_torch(statement: cst.BaseStatement) -> bool:
-    """``import torch`` at module level, or in a ``try:`` of imports."""
-    if isinstance(statement, cst.Try) and isinstance(statement.body, cst.IndentedBlock):
-        return any(_imports_torch(inner) for inner in statement.body.body)
-    return _binds_torch(statement)
+def _torch_anchor(body: Sequence[cst.BaseStatement]) -> Optional[int]:
+    """Where the first statement is that binds ``torch`` when the module runs: ``import torch``
+    itself, or an ``if``/``try``/``with`` holding it (not ``if TYPE_CHECKING:``)."""
+    return next((number for number, statement in enumerate(body) if _binds_torch_within(statement)), None)
+
+
+def _binds_torch_within(statement: cst.BaseStatement) -> bool:
+    return _binds_torch(statement) or any(
+        _binds_torch_within(inner) for block in _run_blocks(statement) for inner in block.body
+    )
+
+
+def _inserted_after_torch(statement: cst.BaseStatement, statements: List[cst.BaseStatement]):
+    """The compound statement with ``statements`` after the imports that bind torch in it."""
+    for block in _run_blocks(statement):
+        inner = list(block.body)
+        at = next((n for n, s in enumerate(inner) if _binds_torch_within(s)), None)
+        if at is None:
+            continue
+        if _binds_torch(inner[at]):
+            after = at + 1
+            while after < len(inner) and _is_import_block(inner[after]):
+                after += 1
+            inner[after:after] = statements
+        else:
+            inner[at] = _inserted_after_torch(inner[at], statements)
+        return statement.deep_replace(block, block.with_changes(body=inner))  # by identity
+    return statement
+
+
+def _run_blocks(statement: cst.BaseStatement) -> List[cst.BaseSuite]:
+    """The indented blocks of a compound statement that may run (an ``if TYPE_CHECKING:`` body
+    never does), in source order."""
+    blocks: List[cst.BaseSuite] = []
+    if isinstance(statement, cst.If):
+        if not _is_type_checking(statement.test):
+            blocks.append(statement.body)
+        if statement.orelse is not None:
+            blocks.extend(
+                _run_blocks(statement.orelse)
+                if isinstance(statement.orelse, cst.If)
+                else [statement.orelse.body]
+            )
+    elif isinstance(statement, cst.Try):
+        blocks.append(statement.body)
+        blocks.extend(handler.body for handler in statement.handlers)
+        blocks.extend(part.body for part in (statement.orelse, statement.finalbody) if part is not None)
+    elif isinstance(statement, cst.With):
+        blocks.append(statement.body)
+    return [block for block in blocks if isinstance(block, cst.IndentedBlock)]
+
+
+def _is_type_checking(test: cst.BaseExpression) -> bool:
+    return dotted_name(test).split(".")[-1] == "TYPE_CHECKING"
 
 
 def _binds_torch(statement: cst.BaseStatement) -> bool:

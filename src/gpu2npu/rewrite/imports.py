@@ -152,12 +152,27 @@ def _first_ast_import(body, module: str):
             return statement
         if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             continue
+        if _is_type_checking(statement):  # its body never runs: only its else may
+            found = _first_ast_import(statement.orelse, module)
+            if found is not None:
+                return found
+            continue
         for child in ast.iter_child_nodes(statement):
             block = [child] if isinstance(child, ast.stmt) else getattr(child, "body", None)
             found = _first_ast_import(block, module) if isinstance(block, list) else None
             if found is not None:
                 return found
     return None
+
+
+def _is_type_checking(statement: ast.stmt) -> bool:
+    """``if TYPE_CHECKING:`` (or ``typing.TYPE_CHECKING``), whose imports serve annotations only."""
+    if not isinstance(statement, ast.If):
+        return False
+    test = statement.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
 
 
 def _alone_on_its_lines(lines, statement) -> bool:

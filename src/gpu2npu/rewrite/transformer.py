@@ -371,6 +371,12 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         self.scopes.leave_fallback()
         return updated_node
 
+    def visit_If_orelse(self, node: cst.If) -> None:
+        self.scopes.enter_fallback()
+
+    def leave_If_orelse(self, node: cst.If) -> None:
+        self.scopes.leave_fallback()
+
     def visit_Global(self, node: cst.Global) -> None:
         for item in node.names:
             self.scopes.declare_global(item.name.value)
@@ -459,13 +465,12 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
                 Change(1, 1, INSERT, f"insert import {root} (a rewritten name needs it)", rule_id)
             )
         if self._bound:
-            torch_bound = "torch" in missing or _imported_at_module_level(self.scopes, "torch")
-            body = self._with_bindings(body, position + len(missing), len(missing), torch_bound)
+            body = self._with_bindings(body, position + len(missing), len(missing))
         if not missing and not self._bound:
             return updated_node
         return updated_node.with_changes(body=body)
 
-    def _with_bindings(self, body, start: int, added: int, torch_bound: bool):
+    def _with_bindings(self, body, start: int, added: int):
         """The statements binding the names the rewrites used, after the leading imports."""
         needed = bindings.needed_bindings(self.index.bindings, list(self._bound))
         spelled = {binding.name: self.bound_name(binding.name) for binding in needed}
@@ -474,8 +479,8 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
             return body
         statements = bindings.binding_statements(new, spelled)
         limit = self._first_user_position(body, start)
-        body, position = bindings.insert_bindings(body, statements, start, torch_bound, limit)
-        line = bindings.lines_before(self.module, self.module.body[: position - added]) + 1
+        body, position, into = bindings.insert_bindings(body, statements, start, limit)
+        line = bindings.lines_before(self.module, self.module.body[: position - added]) + into + 1
         names = ", ".join(spelled[b.name] for b in new)
         self.changes.append(Change(line, line, INSERT, f"bind {names} after the imports", new[0].rule_id))
         return body

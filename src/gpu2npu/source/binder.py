@@ -99,6 +99,15 @@ class ScopedReader(ast.NodeVisitor):
         if node.optional_vars is not None:
             self.bind_target(node.optional_vars)
 
+    def visit_If(self, node: ast.If) -> None:
+        self.visit(node.test)
+        for statement in node.body:
+            self.visit(statement)
+        self.scopes.enter_fallback()  # ``if found: import torch`` / ``else: torch = None``
+        for statement in node.orelse:
+            self.visit(statement)
+        self.scopes.leave_fallback()
+
     def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
         if node.type is not None:
             self.visit(node.type)

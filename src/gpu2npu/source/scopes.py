@@ -37,12 +37,13 @@ class ScopeStack:
 
     def __init__(self) -> None:
         self.stack: List[Scope] = [Scope("module")]
-        self.fallbacks = 0  # except handlers being visited
+        self.fallbacks = 0  # except handlers and else branches being visited
 
     def enter_fallback(self) -> None:
-        """An except handler: ``except ImportError: torch = None`` runs only where the import of
-        its try failed, so a plain local bound there does not replace an import binding (the
-        code after the try is read as it runs where torch is installed)."""
+        """An except handler or an ``else:`` branch: ``except ImportError: torch = None`` runs
+        only where the import of its try failed (``else: torch = None`` where the ``if`` found no
+        torch), so a plain local bound there does not replace an import binding (the code after
+        it is read as it runs where torch is installed)."""
         self.fallbacks += 1
 
     def leave_fallback(self) -> None:

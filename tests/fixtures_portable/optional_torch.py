@@ -1,0 +1,16 @@
+"""Torch is optional, as in Hugging Face's modules: bound only where it is installed."""
+import importlib.util
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import torch
+
+if importlib.util.find_spec("torch") is not None:
+    import torch
+    import torch.nn as nn
+else:
+    torch = nn = None
+
+
+def device_for(index):
+    return torch.device("cuda", index) if torch.cuda.is_available() else torch.device("cpu")
