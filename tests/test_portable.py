@@ -317,3 +317,23 @@ def test_a_module_whose_torch_is_optional_still_imports_where_torch_is_missing(t
         )
         assert (ran.returncode, ran.stdout) == (0, "True cpu\n"), ran.stderr
 
+
+def test_an_f_string_without_fields_is_named_like_the_plain_literal():
+    """``th.device(f"cuda")`` (guided-diffusion's dist_util) stayed CUDA while its guard became the
+    accelerator's, so an NPU machine got a CUDA device; it is the literal 'cuda'."""
+    source = (
+        "import torch\n\n\ndef dev():\n    if torch.cuda.is_available():\n"
+        '        return torch.device(f"cuda")\n    return torch.device("cpu")\n\n\n'
+        'def on_gpu(x):\n    return x == f"cuda"\n'
+    )
+    result = migrate_source(source.encode(), portable_index("2.8.0"), path="util.py")
+    body = result.new_bytes.decode().split("DEVICE_TYPE = ACCELERATOR or 'cpu'\n", 1)[1]
+    assert body == (
+        "\n\ndef dev():\n    if torch.accelerator.is_available():\n"
+        "        return torch.device(DEVICE_TYPE)\n"
+        '    return torch.device("cpu")\n\n\ndef on_gpu(x):\n    return x == ACCELERATOR\n'
+    )
+    assert [(c.start_line, c.message) for c in result.changes if c.rule == "G2N905"] == [
+        (6, 'replace string f"cuda" with DEVICE_TYPE'),
+        (11, 'replace string f"cuda" with ACCELERATOR'),
+    ]

@@ -284,3 +284,55 @@ def test_lightnings_accelerator_is_kept_and_reported_as_in_a_config(tmp_path):
         config = rows(reports / "manual_work.csv")[1]
         assert config[:4] == ["config.yaml", "2", "2", "accelerator: cuda"]
         assert rows(reports / "unsupported_api.csv")[1][4] == config[4]  # the same tip
+
+
+PORTABLE_HEADER = (
+    "ACCELERATOR = torch.accelerator.current_accelerator().type"
+    " if torch.accelerator.is_available() else None\n"
+    "DEVICE_TYPE = ACCELERATOR or 'cpu'\n"
+)
+FASTCHAT_ADAPTER = """\
+import torch
+
+
+def load_model(device="cuda", cpu_offloading=False):
+    if cpu_offloading and device != "cuda":
+        cpu_offloading = False  # bitsandbytes offloads from CUDA only
+    if device == "cuda":
+        kwargs = {"device_map": "auto"}
+    elif device == "npu":
+        import torch_npu
+        kwargs = {}
+    return kwargs
+
+
+def on_gpu(device):
+    return device == "cuda"
+
+
+CHOICES = ["cpu", "cuda", "mps", "xpu", "npu"]
+MEMORY = {"cuda": "13GiB", "npu": "30GiB"}
+"""
+
+
+@pytest.mark.parametrize("target", ["portable", "npu"])
+def test_a_cuda_string_beside_the_projects_own_npu_branch_is_kept(target):
+    """FastChat's model_adapter: renamed, ``device == "cuda"`` would take the NPU before the
+    project's own ``elif device == "npu":`` (dead then), the choices would name the NPU twice and
+    the dict would lose a key. A comparison in a function without an NPU branch still changes,
+    and so does the default, which sends the NPU down the project's NPU branch."""
+    index = portable_index() if target == "portable" else compile_index(load_builtin_rules(), "2.8.0")
+    data = FASTCHAT_ADAPTER.encode()
+    result = migrate_source(data, index, path="model_adapter.py")
+    default, other = ("DEVICE_TYPE", "ACCELERATOR") if target == "portable" else ('"npu"', '"npu"')
+    expected = FASTCHAT_ADAPTER.replace('device="cuda"', f"device={default}").replace(
+        'return device == "cuda"', f"return device == {other}"
+    )
+    header = PORTABLE_HEADER if target == "portable" else "import torch_npu\n"
+    assert result.new_bytes.decode() == expected.replace("import torch\n", "import torch\n" + header, 1)
+    assert [(k.line, k.name, k.rule_id) for k in file_kept(data, parse_ast(data), index)] == [
+        (5, "'cuda'", "G2N162"),
+        (7, "'cuda'", "G2N162"),
+        (19, "'cuda'", "G2N162"),
+        (20, "'cuda'", "G2N162"),
+    ]

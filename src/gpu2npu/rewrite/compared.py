@@ -45,7 +45,7 @@ def kept_compared_strings(
     if not any(rewritten(literal.value) for literal in literals):
         return []  # no literal to keep: no scope to read
     found = []
-    for scope in _scopes(tree):
+    for scope in scopes(tree):
         data = _DataView(scope, imports, rule.sources)
         found += _compared_literals(scope, data, rule.methods, rewritten)
     if not found:
@@ -74,7 +74,7 @@ def _compared_literals(scope: ast.AST, data: "_DataView", methods, rewritten) ->
         if literals and data.holds(other):
             found.extend(literals)
 
-    for node in _walk_scope(scope):
+    for node in walk_scope(scope):
         if isinstance(node, ast.Compare):
             operands = [node.left, *node.comparators]
             for position, op in enumerate(node.ops):
@@ -117,7 +117,7 @@ class _DataView:
 
     def _read_bindings(self) -> Dict[str, List[ast.AST]]:
         bindings: Dict[str, List[ast.AST]] = {}
-        for node in _walk_scope(self.scope):
+        for node in walk_scope(self.scope):
             if isinstance(node, ast.Assign):
                 for target in node.targets:
                     if isinstance(target, ast.Name):
@@ -179,14 +179,14 @@ def literal_numbers(tree: ast.AST) -> Dict[Tuple[int, int], int]:
     return numbers
 
 
-def _scopes(tree: ast.AST) -> Iterator[ast.AST]:
+def scopes(tree: ast.AST) -> Iterator[ast.AST]:
     yield tree
     for node in module_nodes(tree):
         if isinstance(node, SCOPES):
             yield node
 
 
-def _walk_scope(scope: ast.AST) -> Iterator[ast.AST]:
+def walk_scope(scope: ast.AST) -> Iterator[ast.AST]:
     """The nodes of one scope, not those of the functions and classes defined in it."""
     pending = list(ast.iter_child_nodes(scope))
     while pending:

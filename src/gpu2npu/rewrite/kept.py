@@ -12,7 +12,7 @@ from typing import FrozenSet, List, Optional
 from gpu2npu.rewrite.changes import Kept
 from gpu2npu.rewrite.compared import kept_compared_strings
 from gpu2npu.rewrite.guards import kept_guards
-from gpu2npu.rewrite.kept_strings import kept_argument_strings, kept_member_strings
+from gpu2npu.rewrite.kept_strings import kept_argument_strings, kept_member_strings, kept_peer_strings
 from gpu2npu.rewrite.reads import kept_reads
 from gpu2npu.rewrite.string_names import literal_rewritten
 from gpu2npu.rewrite.wrappers import kept_wrappers
@@ -46,6 +46,10 @@ def file_kept(
     if index.member_strings is not None and b"class" in data:
         imports = imports if imports is not None else file_imports(tree)
         kept += kept_member_strings(tree, imports, index.member_strings, literal_rewritten(index))
+    if index.peer_strings is not None and any(
+        f"'{p}".encode() in data or f'"{p}'.encode() in data for _, p in index.peer_strings.pairs
+    ):
+        kept += kept_peer_strings(tree, index.peer_strings, literal_rewritten(index))
     if index.compared_strings is not None and index.needs_rewrite(data):
         imports = imports if imports is not None else file_imports(tree)
         kept += kept_compared_strings(

@@ -5,17 +5,19 @@ line as gpu2npu.rewrite.compared does):
 * the value of an enumeration's member (KeepMemberStringRule): ``class RNGType(Enum): CUDA =
   "cuda"`` beside ``NPU = "npu"``, where a rename would make one member an alias of the other;
 * a keyword's string of certain calls (KeepArgumentStringRule): Lightning's
-  ``Trainer(accelerator="cuda")``, which has no NPU value.
+  ``Trainer(accelerator="cuda")``, which has no NPU value;
+* a string beside its NPU peer (KeepPeerStringRule): ``device == "cuda"`` where the function tests
+  ``device == "npu"`` too, ``choices=["cuda", "npu"]``.
 """
 
 from __future__ import annotations
 
 import ast
-from typing import Callable, Dict, List, Set
+from typing import Callable, Dict, Iterator, List, Set
 
 from gpu2npu.rewrite.changes import STRING, Kept
-from gpu2npu.rewrite.compared import literal_numbers
-from gpu2npu.rules.index import ArgumentStrings, MemberStrings
+from gpu2npu.rewrite.compared import COMPARISONS, literal_numbers, scopes, walk_scope
+from gpu2npu.rules.index import ArgumentStrings, MemberStrings, PeerStrings
 from gpu2npu.source.imports import qualify
 from gpu2npu.source.names import dotted
 from gpu2npu.source.parse import module_nodes
@@ -89,6 +91,61 @@ def kept_argument_strings(tree: ast.AST, imports: Dict[str, str], rules: List[Ar
                     found.append(value)
         kept += _kept(tree, found, rule.rule_id, rule.works, f"{rule.keyword}=")
     return kept
+
+
+def kept_peer_strings(tree: ast.AST, rule: PeerStrings, rewritten: Callable[[str], bool]) -> List[Kept]:
+    """The literals ``rewritten`` would change into one their display or scope holds already."""
+    found: Dict[int, ast.Constant] = {}
+    for group in [*_displays(tree), *_compared_groups(tree)]:
+        texts = {literal.value for literal in group}
+        for literal in group:
+            if rewritten(literal.value) and _peer(literal.value, rule.pairs) in texts:
+                found[id(literal)] = literal
+    return _kept(tree, sorted(found.values(), key=lambda n: (n.lineno, n.col_offset)), rule.rule_id, True)
+
+
+def _peer(text: str, pairs) -> str:
+    """'cuda:0' -> 'npu:0'; '' for a text of no word of ``pairs``."""
+    word, colon, rest = text.partition(":")
+    return next((peer + colon + rest for known, peer in pairs if known == word), "")
+
+
+def _displays(tree: ast.AST) -> Iterator[List[ast.Constant]]:
+    """The string literals of each list, tuple and set display, and the keys of each dict's."""
+    for node in module_nodes(tree):
+        if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+            yield [element for element in node.elts if _is_text(element)]
+        elif isinstance(node, ast.Dict):
+            yield [key for key in node.keys if key is not None and _is_text(key)]
+
+
+def _compared_groups(tree: ast.AST) -> Iterator[List[ast.Constant]]:
+    """Per scope and compared expression (``device``, ``args.device``), the literals compared
+    with it (``==``, ``!=``, ``in``, a display's for ``in``)."""
+    for scope in scopes(tree):
+        groups: Dict[str, List[ast.Constant]] = {}
+        for node in walk_scope(scope):
+            if not isinstance(node, ast.Compare):
+                continue
+            operands = [node.left, *node.comparators]
+            for position, op in enumerate(node.ops):
+                if isinstance(op, COMPARISONS):
+                    for one, other in ((position, position + 1), (position + 1, position)):
+                        literals = list(_compared_literals(operands[one]))
+                        if literals and not _is_text(operands[other]):
+                            groups.setdefault(ast.dump(operands[other]), []).extend(literals)
+        yield from groups.values()
+
+
+def _compared_literals(node: ast.AST) -> Iterator[ast.Constant]:
+    if _is_text(node):
+        yield node
+    elif isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        yield from (element for element in node.elts if _is_text(element))
+
+
+def _is_text(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, str)
 
 
 def _kept(

@@ -57,13 +57,16 @@ def named_simple_string(
 
 def named_formatted_string(
     node: cst.FormattedString, table: Mapping[str, StringName], compared: bool, bound: Callable[[str], str]
-) -> Optional[Tuple[cst.FormattedString, StringName]]:
-    """``f'cuda:{rank}'`` -> ``f'{DEVICE_TYPE}:{rank}'``, or None."""
+) -> Optional[Tuple[cst.BaseExpression, StringName]]:
+    """``f'cuda:{rank}'`` -> ``f'{DEVICE_TYPE}:{rank}'``, ``f'cuda'`` -> ``DEVICE_TYPE``, or None."""
     parts = list(node.parts)
     if not parts or not isinstance(parts[0], cst.FormattedStringText):
         return None
     first = parts[0].value
     word, colon, rest = first.partition(":")
+    if len(parts) == 1 and not colon:  # no field: the plain literal
+        entry = _entry(table, word, "")
+        return (cst.Name(bound(entry.compared_name if compared else entry.name)), entry) if entry else None
     placeholder = len(parts) > 1 and not rest
     if not colon or not (placeholder and len(parts) == 2 or (not placeholder and len(parts) == 1)):
         return None

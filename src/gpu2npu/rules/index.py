@@ -213,6 +213,14 @@ class MemberStrings:
 
 
 @dataclass(frozen=True)
+class PeerStrings:
+    """Device strings kept where the code names their NPU peer beside them (KeepPeerStringRule)."""
+
+    pairs: Tuple[Tuple[str, str], ...]  # (word, the word it becomes): ("cuda", "npu")
+    rule_id: str
+
+
+@dataclass(frozen=True)
 class ArgumentStrings:
     """Device strings passed to a keyword of certain calls, kept (KeepArgumentStringRule)."""
 
@@ -273,6 +281,7 @@ class RuleIndex:
     )  # call -> (reads, rule id)
     compared_strings: Optional[ComparedStrings] = None
     member_strings: Optional[MemberStrings] = None
+    peer_strings: Optional[PeerStrings] = None
     argument_strings: List[ArgumentStrings] = field(default_factory=list)
     bindings: Dict[str, Binding] = field(default_factory=dict)  # in the order they are bound
     string_names: Dict[str, StringName] = field(default_factory=dict)  # by the literal's word
