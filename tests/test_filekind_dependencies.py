@@ -249,6 +249,66 @@ def test_a_spec_that_excludes_the_target_is_kept_and_reported():
     ]
 
 
+def test_a_pinned_release_the_known_versions_lack_suggests_its_release_line():
+    """torch==2.1.2 allows no known -v; the tip names 2.1.0, whose torch_npu is built for 2.1."""
+    outcome = migrate_file("requirements.txt", b"torch==2.1.2\n", "2.8.0")
+    assert [row[3] for row in reported(outcome)] == [
+        "torch ==2.1.2 excludes the target 2.8.0: pin torch==2.8.0 and add torch_npu==2.8.0.post4 if the "
+        "code runs with that torch, or migrate with -v 2.1.0 (the release line of torch 2.1.2)"
+    ]
+
+
+PORTABLE_TIP = (
+    "excludes torch 2.8.0, which this portable copy is written for (-v 2.8.0): code for a newer torch "
+    "may call what the pinned one lacks (torch.accelerator came in 2.6); "
+)
+
+
+@pytest.mark.parametrize(
+    "data,reported_rows",
+    [
+        (b"torch==2.8.0\nnumpy\n", []),
+        (b"torch>=2.1\n", []),
+        (b"torch @ https://example.com/torch.whl\n", []),
+        (
+            b"numpy\ntorch==2.1.2  # LLaVA's pin\n",
+            [
+                (
+                    2,
+                    2,
+                    "torch==2.1.2",
+                    "torch==2.1.2 "
+                    + PORTABLE_TIP
+                    + "migrate with -v 2.1.0 (the release line of torch 2.1.2)",
+                    "G2N965",
+                    "limited",
+                )
+            ],
+        ),
+        (
+            b"torch<2.3,>=2.0\n",
+            [
+                (
+                    1,
+                    1,
+                    "torch<2.3,>=2.0",
+                    "torch<2.3,>=2.0 " + PORTABLE_TIP + "migrate with -v 2.2.0 (allowed by it)",
+                    "G2N965",
+                    "limited",
+                )
+            ],
+        ),
+    ],
+    ids=["allows", "open range", "url", "older pin", "older range"],
+)
+def test_portable_reports_a_torch_requirement_that_excludes_the_target_and_pins_nothing(data, reported_rows):
+    """The portable tree runs on CUDA too: no torch_npu is added and no pin changes, but a project
+    whose torch lacks what the copy calls is told which -v fits it."""
+    outcome = migrate_file("requirements.txt", data, "2.8.0", index=builtin_index("2.8.0", target="portable"))
+    assert outcome.new_bytes is None
+    assert reported(outcome) == reported_rows
+
+
 def test_a_torch_npu_for_another_torch_is_reported():
     outcome = migrate_file("requirements.txt", b"torch\ntorch_npu==2.4.0\n", "2.1.0")
     assert outcome.new_bytes == b"torch==2.1.0\ntorch_npu==2.4.0\n"

@@ -27,6 +27,7 @@ NPU_PACKAGE = "torch_npu"  # the name written when it is added
 COMPANIONS = ("torchvision", "torchaudio")
 CONDA_TORCH = "pytorch"  # conda's name of torch
 PIN_KIND, DEPENDENCY_KIND, SOURCE_KIND = "TorchNpuPinRule", "DependencyRule", "PackageSourceRule"
+RANGE_KIND = "TorchRangeRule"
 # A requirement longer than this is no requirement anyone writes: left alone unread.
 MAX_REQUIREMENT_CHARS = 4096
 MIB = 1024 * 1024
@@ -236,6 +237,7 @@ def conda_spec(spec: str) -> str:
 @dataclass
 class Tables:
     pin: Any  # the TorchNpuPinRule of the target version, or None
+    torch_range: Any  # the TorchRangeRule of the target version (portable), or None
     exact: Dict[str, Any]  # normalised name -> DependencyRule
     patterns: List[Tuple[str, Any]]  # (normalised pattern, rule)
     sources: Dict[str, List[Any]]  # where -> PackageSourceRules
@@ -244,6 +246,7 @@ class Tables:
 def tables(index) -> Tables:
     def build(index) -> Tables:
         pins = [rule for rule in index.rules_of(PIN_KIND) if index.version in rule.versions]
+        ranges = [rule for rule in index.rules_of(RANGE_KIND) if index.version in rule.versions]
         exact: Dict[str, Any] = {}
         patterns: List[Tuple[str, Any]] = []
         for rule in index.rules_of(DEPENDENCY_KIND):
@@ -255,7 +258,7 @@ def tables(index) -> Tables:
         sources: Dict[str, List[Any]] = {}
         for rule in index.rules_of(SOURCE_KIND):
             sources.setdefault(rule["where"], []).append(rule)
-        return Tables(pins[0] if pins else None, exact, patterns, sources)
+        return Tables(pins[0] if pins else None, ranges[0] if ranges else None, exact, patterns, sources)
 
     return index.derive("dependencies.tables", build)
 
@@ -348,6 +351,7 @@ class _Planner:
     def __init__(self, items: List[Written], index, manual: str):
         self.items, self.index, self.manual = items, index, manual
         self.pin = tables(index).pin
+        self.torch_range = tables(index).torch_range
         self.target = index.version
         self.plan = Plan()
         self.has_npu = any(item.requirement.key == TORCH_NPU and item.requirement.valid for item in items)
@@ -364,6 +368,8 @@ class _Planner:
                 self.torch_npu(item)
             elif self.pin is not None and key in COMPANIONS:
                 self.companion(item)
+            elif self.torch_range is not None and key == TORCH:
+                self.in_range(item)
             else:
                 self.cuda_only(item)
             self.sources(item, pinned=any(pin.item == number for pin in self.plan.pins))
@@ -463,10 +469,7 @@ class _Planner:
         if allowed is None:
             tip = f"torch {spec} is no version specifier pip reads: require torch=={self.target}"
         else:
-            others = [v for v in known_versions() if allows(spec, v)]
-            instead = (
-                f"migrate with -v {others[-1]} (allowed by it)" if others else "keep it for a CUDA machine"
-            )
+            instead = _instead(spec) or "keep it for a CUDA machine"
             shown = f"torch {spec}" if requirement.spec_end >= 0 else requirement.written
             tip = (
                 f"{shown} excludes the target {self.target}: pin torch=={self.target} and add "
@@ -474,6 +477,18 @@ class _Planner:
             )
         self.report(item, requirement.written, tip, self.pin.id)
         self.plan.dependencies.append(self.torch_row(requirement.written, item.line, "kept"))
+
+    def in_range(self, item: Written) -> None:
+        """A torch requirement the target version must satisfy (the portable tree pins nothing:
+        it runs on CUDA as well); one that excludes it is reported."""
+        requirement = item.requirement
+        if requirement.url or not requirement.spec or allows(requirement.spec, self.target) is not False:
+            return
+        instead = _instead(requirement.spec.strip()) or f"require torch>={self.target}"
+        tip = self.torch_range["tip"].format(
+            requirement=_shown(requirement), target=self.target, instead=instead
+        )
+        self.report(item, requirement.written, tip, self.torch_range.id)
 
     def torch_npu(self, item: Written) -> None:
         spec = item.requirement.spec
@@ -596,6 +611,18 @@ class _Planner:
         self.plan.reported.append(
             Reported(item.line, item.end_line or item.line, subject, tip, rule, category)
         )
+
+
+def _instead(spec: str) -> str:
+    """The -v to migrate with for a torch specifier that excludes the target: the newest known
+    version it allows, or that of the release it pins (torch==2.1.2: -v 2.1.0); '' for none."""
+    others = [v for v in known_versions() if allows(spec, v)]
+    if others:
+        return f"migrate with -v {others[-1]} (allowed by it)"
+    release = pinned_release(spec) or ""
+    line = re.match(r"[0-9]+\.[0-9]+\.", release)
+    family = [v for v in known_versions() if line and v.startswith(line.group())]
+    return f"migrate with -v {family[-1]} (the release line of torch {release})" if family else ""
 
 
 def _shown(requirement: RequirementText) -> str:
