@@ -133,3 +133,72 @@ def test_check_fails_on_each_kept_line_as_an_error(tmp_path):
         ("mypkg/optim.py", 16, "G2N296", "error"),
         ("setup.py", 6, "G2N072", "error"),
     ]
+
+
+TRITON_OPS = """\
+import torch
+
+try:
+    import triton
+except ImportError:
+    raise RuntimeError("triton import failed; try `pip install --pre triton`")
+"""
+TIMING = """\
+import torch
+
+
+def median(x):
+    if x.is_cuda:
+        from .triton_ops import median_filter_cuda
+
+        return median_filter_cuda(x, 3)
+    return x.sort()[0]
+
+
+def dtw_cuda(x):
+    from .triton_ops import dtw_kernel
+
+    return dtw_kernel(x)
+
+
+def dtw(x):
+    if x.is_cuda:
+        return dtw_cuda(x)
+    return x.cpu()
+
+
+def double(x):
+    if x.is_cuda:
+        return x * 2
+    return x
+"""
+
+
+def test_a_test_leading_to_the_projects_triton_kernels_stays_a_cuda_test(tmp_path):
+    """whisper's timing.py: ``if x.is_cuda:`` imports the project's triton_ops (which cannot be
+    imported without triton), directly or through a function that does so first; as ``is_npu``
+    it would send NPU tensors into CUDA Triton kernels. A module whose triton import has a
+    fallback (``triton = None``) is no CUDA-only module, and a test selecting plain torch code
+    still changes."""
+    project = tmp_path / "proj"
+    (project / "pkg").mkdir(parents=True)
+    (project / "pkg" / "__init__.py").write_text("")
+    (project / "pkg" / "triton_ops.py").write_text(TRITON_OPS)
+    (project / "pkg" / "timing.py").write_text(TIMING)
+    (project / "pkg" / "soft.py").write_text(TRITON_OPS.replace('raise RuntimeError("', 'triton = None  # "'))
+    (project / "pkg" / "use_soft.py").write_text(TIMING.replace(".triton_ops", ".soft"))
+    result = run_cli("migrate", "-i", project, "-o", tmp_path / "out", "-v", "2.8.0")
+    assert result.returncode == 0, result.stderr
+    out = tmp_path / "out" / "proj_msft"
+    expected = TIMING.replace("import torch\n", "import torch\nimport torch_npu\n", 1)
+    assert (out / "pkg" / "timing.py").read_text() == expected.replace(
+        "    if x.is_cuda:\n        return x * 2", "    if x.is_npu:\n        return x * 2"
+    )
+    assert (out / "pkg" / "use_soft.py").read_text() == expected.replace(".triton_ops", ".soft").replace(
+        "x.is_cuda", "x.is_npu"
+    )
+    kept = [row[:4] + row[-1:] for row in rows(out / "transplant_result_file" / "unsupported_api.csv")]
+    assert [row for row in kept if row[-1] == "rules:G2N090"] == [
+        ["pkg/timing.py", "5", "5", "torch.Tensor.is_cuda", "rules:G2N090"],
+        ["pkg/timing.py", "19", "19", "torch.Tensor.is_cuda", "rules:G2N090"],
+    ]

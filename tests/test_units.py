@@ -13,6 +13,7 @@ from gpu2npu.errors import UserError
 from gpu2npu.project import progress
 from gpu2npu.report.csvfile import csv_text
 from gpu2npu.source.arguments import append_keyword
+from gpu2npu.source.modules import relative_spellings, requires_a_library
 from gpu2npu.source.parse import MAX_DEPTH, allow_deep_syntax, syntax_depth
 from gpu2npu.versions import compact_versions, parse_version_spec, resolve_version
 
@@ -141,3 +142,31 @@ def test_a_lone_carriage_return_counts_as_a_line_as_python_counts_it():
 def test_append_keyword_keeps_the_layout_of_the_arguments(call, expected):
     new = append_keyword(cst.parse_expression(call), "k", cst.Name("v"))
     assert cst.Module([]).code_for_node(new) == expected
+
+
+@pytest.mark.parametrize(
+    "rel,target,spellings",
+    [
+        ("whisper/timing.py", "whisper/triton_ops.py", {".triton_ops", "whisper.triton_ops", "triton_ops"}),
+        ("train.py", "kernels.py", {".kernels", "kernels"}),
+        ("a/b/c.py", "a/ops/k.py", {"..ops.k", "a.ops.k", "ops.k"}),
+        ("a/c.py", "a/ops/__init__.py", {".ops", "a.ops", "ops"}),
+    ],
+)
+def test_the_spellings_of_a_project_module_in_an_import(rel, target, spellings):
+    assert relative_spellings(rel, target) == spellings
+
+
+@pytest.mark.parametrize(
+    "code,required",
+    [
+        ("import triton.language as tl\n", True),
+        ("try:\n    import triton\nexcept ImportError:\n    raise RuntimeError('no triton')\n", True),
+        ("try:\n    import triton\nexcept ImportError:\n    triton = None\n", False),
+        ("def f():\n    import triton\n", False),
+        ("from triton import jit\n", True),
+        ("import tritonclient\n", False),
+    ],
+)
+def test_a_module_requires_a_library_it_cannot_be_imported_without(code, required):
+    assert requires_a_library(ast.parse(code), ["triton"]) is required

@@ -17,7 +17,7 @@ from gpu2npu.project.plan import COPY, PYTHON, Plan
 from gpu2npu.rewrite.facts import classes_defining
 from gpu2npu.rewrite.transformer import ProjectFacts
 from gpu2npu.rules.index import RuleIndex
-from gpu2npu.source.modules import MAIN_GUARD, program_start
+from gpu2npu.source.modules import MAIN_GUARD, program_start, requires_a_library
 from gpu2npu.source.parse import parse_ast
 from gpu2npu.source.stdlib import STDLIB
 
@@ -42,6 +42,7 @@ class FileScan:
     extensions: Tuple[Extension, ...]
     inline: Tuple[CudaOp, ...]
     refusing: FrozenSet[str]  # the index's refused calls it makes ("zero_grad(set_to_none)")
+    cuda_only: bool = False  # it cannot be imported without a CUDA-only library (whisper's triton_ops)
 
 
 def scan_project(
@@ -52,6 +53,7 @@ def scan_project(
     (gpu2npu.project.cache) for the per-file records, or None."""
     methods = tuple(sorted(index.methods))
     refused = tuple(sorted(index.refused_calls))
+    cuda_only = tuple(sorted(index.cuda_only_modules()))
     defining: Dict[str, Set[str]] = {method: set() for method in methods}
     extensions: List[Extension] = []
     inline: List[CudaOp] = []
@@ -61,10 +63,13 @@ def scan_project(
     find_entries = index.uses_entry_scripts and not chosen_entries
     outcomes: List[str] = []
     refusing: Set[str] = set()
+    cuda_only_files: Set[str] = set()
     for rel, data in _python_sources(plan):
-        found = _file_scan(rel, data, (methods, refused), find_entries, cache, outcomes)
+        found = _file_scan(rel, data, (methods, refused, cuda_only), find_entries, cache, outcomes)
         imported |= found.imported
         refusing |= found.refusing
+        if found.cuda_only:
+            cuda_only_files.add(rel)
         if find_entries:
             imports[rel] = found
         if found.start:
@@ -80,6 +85,7 @@ def scan_project(
     ops = sorted(ops + inline)
     facts = ProjectFacts(method_classes, *_cuda_modules(ops, extensions), frozenset(imported))
     facts.refused_calls = frozenset(refusing)
+    facts.cuda_only_files = frozenset(cuda_only_files)
     facts.entries = chosen_entries or _entry_scripts(starting, facts, imports) | (
         _notebooks(plan) if find_entries else frozenset()
     )
@@ -100,12 +106,13 @@ def _file_scan(rel: str, data: bytes, wanted, find_entries: bool, cache, outcome
     return found
 
 
-def _scanned(rel: str, data: bytes, methods, refused, find_entries: bool) -> FileScan:
-    """One read of the file's bytes; parsed only when it may define a renamed method or start a
-    program."""
+def _scanned(rel: str, data: bytes, methods, refused, cuda_only, find_entries: bool) -> FileScan:
+    """One read of the file's bytes; parsed only when it may define a renamed method, start a
+    program or import a CUDA-only library."""
     may_start = find_entries and _may_start_a_program(data)
     wanted = [method for method in methods if f"def {method}(".encode() in data]
-    tree = parse_ast(data) if wanted or may_start else None  # one parse for both
+    libraries = [module for module in cuda_only if _may_import(data, module)]
+    tree = parse_ast(data) if wanted or may_start or libraries else None  # one parse for all
     start = (program_start(tree) or "") if may_start else ""
     defining = tuple((m, frozenset(classes_defining(tree, m))) for m in wanted) if tree is not None else ()
     extensions, inline = (), ()
@@ -120,7 +127,14 @@ def _scanned(rel: str, data: bytes, methods, refused, find_entries: bool) -> Fil
         extensions,
         inline,
         frozenset(call for call in refused if _makes_refused_call(data, call)),
+        tree is not None and bool(libraries) and requires_a_library(tree, libraries),
     )
+
+
+def _may_import(data: bytes, module: str) -> bool:
+    """Whether an import line of ``data`` may name ``module`` (a byte scan before the parse)."""
+    root = re.escape(module.split(".")[0].encode())
+    return re.search(rb"\b(?:import|from)[ \t]+%s\b" % root, data) is not None
 
 
 def _makes_refused_call(data: bytes, call: str) -> bool:

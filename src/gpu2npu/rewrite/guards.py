@@ -314,13 +314,23 @@ class CudaOnly:
         return qualified.startswith("torch.") and self.index.stays_on_cuda(qualified)
 
     def _bind_locals(self, tree: ast.AST) -> None:
-        """Module-level classes deriving from CUDA-only code and names assigned from it (until
-        nothing new is found: a class may derive from another such class)."""
+        """Names bound by relative imports of the project's CUDA-only modules (``from
+        .triton_ops import dtw_kernel``), module-level functions that build CUDA sources or
+        import CUDA-only code first thing (whisper's ``dtw_cuda``), classes deriving from
+        CUDA-only code and names assigned from it (until nothing new is found: a class may
+        derive from another such class)."""
+        self.local.update(
+            name
+            for node in module_nodes(tree)
+            if isinstance(node, ast.ImportFrom) and node.level
+            for name in self._relative_cuda_only(node)
+        )
         statements = list(_module_level(tree))
         self.local.update(
             s.name
             for s in statements
-            if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and _builds_cuda(s)
+            if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and (_builds_cuda(s) or any(self._imports_cuda_only(inner) for inner in s.body))
         )
         grew = True
         while grew:
@@ -336,6 +346,27 @@ class CudaOnly:
                         )
                         self.local.update(t.id for t in targets if isinstance(t, ast.Name))
             grew = len(self.local) > before
+
+    def _relative_cuda_only(self, node: ast.ImportFrom) -> List[str]:
+        """The local names a relative import binds to CUDA-only code."""
+        module = "." * node.level + (node.module or "")
+        joined = module + ("." if node.module else "")
+        return [
+            alias.asname or alias.name
+            for alias in node.names
+            if any(within(module, m) or within(joined + alias.name, m) for m in self.modules)
+        ]
+
+    def _imports_cuda_only(self, statement: ast.stmt) -> bool:
+        if isinstance(statement, ast.ImportFrom) and statement.level:
+            return bool(self._relative_cuda_only(statement))
+        if isinstance(statement, ast.ImportFrom) and statement.module:
+            names = [statement.module, *(f"{statement.module}.{a.name}" for a in statement.names)]
+        elif isinstance(statement, ast.Import):
+            names = [alias.name for alias in statement.names]
+        else:
+            return False
+        return any(within(name, module) for name in names for module in self.modules)
 
 
 def _builds_cuda(function: ast.AST) -> bool:

@@ -27,6 +27,7 @@ from gpu2npu.rewrite.strings import rewrite_formatted_string, rewrite_simple_str
 from gpu2npu.rewrite.unused_imports import Droppable, alias_key, names_read, package, without_imports
 from gpu2npu.source.imports import bound_by_from_import, bound_by_import
 from gpu2npu.source.lines import NewlineCounter, chain_line_breaks, line_breaks
+from gpu2npu.source.modules import relative_spellings
 from gpu2npu.source.names import chain_parts, dotted_expression, dotted_name
 from gpu2npu.source.scopes import LOCAL, ImportBinding, ScopeStack
 from gpu2npu.source.torch_names import names_several_cards
@@ -59,6 +60,7 @@ class ProjectFacts:
         self.target_model = target_model  # distributed: the variable holding the model (-t)
         self.shard_eval = shard_eval  # distributed: shard evaluation loaders too
         self.refused_calls: FrozenSet[str] = frozenset()  # of the index's, those some file makes
+        self.cuda_only_files: FrozenSet[str] = frozenset()  # modules needing a CUDA-only library to import
         # distributed: (module path, set-up call and module) where a module the main script
         # imports sets up the process group or DDP (the script is distributed already); () none
         self.distributed_by: Tuple = ()
@@ -69,7 +71,13 @@ class ProjectFacts:
         return stem in self.imported_modules
 
     def cuda_modules_for(self, rel: str) -> FrozenSet[str]:
-        return self.cuda_modules | frozenset(self.cuda_variables.get(rel, ()))
+        """The modules and names that run only on CUDA in the file at ``rel``: the extensions'
+        modules, its ``load()`` results, and the project's modules that need a CUDA-only library
+        as the file may spell them (``.triton_ops``)."""
+        spelled = {
+            name for other in self.cuda_only_files if other != rel for name in relative_spellings(rel, other)
+        }
+        return self.cuda_modules | frozenset(self.cuda_variables.get(rel, ())) | spelled
 
     def shared(self) -> tuple:
         """What the processing of every file reads of these facts (for the result cache's keys)."""

@@ -100,3 +100,48 @@ def _called_name(node: ast.stmt) -> str:
         return ""
     function = value.func
     return function.id if isinstance(function, ast.Name) else getattr(function, "attr", "")
+
+
+def requires_a_library(tree: ast.Module, libraries: Iterable[str]) -> bool:
+    """Whether importing the module needs one of ``libraries``: its body imports one, directly or
+    in a ``try`` whose handlers all raise (whisper's triton_ops: ``except ImportError: raise
+    RuntimeError(...)``); an import with a fallback does not count."""
+    libraries = tuple(libraries)
+    for statement in tree.body:
+        block = [statement]
+        if isinstance(statement, ast.Try) and statement.handlers:
+            if not all(
+                handler.body and isinstance(handler.body[-1], ast.Raise) for handler in statement.handlers
+            ):
+                continue
+            block = statement.body
+        if any(_imports_one_of(inner, libraries) for inner in block):
+            return True
+    return False
+
+
+def _imports_one_of(statement: ast.stmt, libraries: Tuple[str, ...]) -> bool:
+    if isinstance(statement, ast.Import):
+        names = [alias.name for alias in statement.names]
+    elif isinstance(statement, ast.ImportFrom) and not statement.level and statement.module:
+        names = [statement.module] + [f"{statement.module}.{alias.name}" for alias in statement.names]
+    else:
+        return False
+    return any(name == library or name.startswith(library + ".") for name in names for library in libraries)
+
+
+def relative_spellings(rel: str, target: str) -> Set[str]:
+    """How the file at ``rel`` may spell the module of the file at ``target`` in an import:
+    relatively (``.triton_ops``, ``..ops.kernels``), by its dotted path and that path's tails
+    of two or more parts (a ``src/`` layout), and by its bare name beside it or at the root."""
+    here = rel.split("/")[:-1]
+    name, _ = module_name(target)
+    parts = name.split(".") if name else []
+    common = 0
+    while common < min(len(here), len(parts) - 1) and here[common] == parts[common]:
+        common += 1
+    spellings = {"." * (len(here) - common + 1) + ".".join(parts[common:])}
+    spellings |= {".".join(parts[start:]) for start in range(len(parts) - 1)}
+    if parts and (len(parts) == 1 or parts[:-1] == here):
+        spellings.add(parts[-1])
+    return spellings
