@@ -1368,3 +1368,40 @@ def test_flash_attention_becomes_the_npu_fused_attention_that_trains_like_it(tmp
     for ours, theirs in zip(optimized, expected):
         assert ours.split()[:3] == theirs.split()[:3]
         assert math.isclose(float(ours.split()[3]), float(theirs.split()[3]), rel_tol=1e-5)
+
+
+SCALER_PROGRAM = """import sys
+import torch
+from torch.distributed.fsdp.sharded_grad_scaler import ShardedGradScaler
+torch.distributed.init_process_group("gloo", init_method="file://" + sys.argv[1], rank=0, world_size=1)
+model = torch.nn.Linear(4, 1).cuda()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for scaler in (torch.amp.GradScaler(init_scale=1024.0), ShardedGradScaler(init_scale=512.0)):
+    loss = model(torch.ones(2, 4).cuda()).sum()
+    scaler.scale(loss).backward()
+    scaler.step(opt)
+    scaler.update()
+    print(type(scaler).__name__, scaler.is_enabled(), scaler.get_scale())
+"""
+
+
+def test_a_grad_scaler_built_without_a_device_scales_on_the_npu(tmp_path):
+    """torch.amp.GradScaler() and FSDP's ShardedGradScaler() are CUDA's: on an NPU machine they
+    disable themselves and fp16 trains without loss scaling. The copy passes device='npu', and
+    under the stand-in both scale; the same code without the device is disabled there."""
+    require_torch()
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj" / "main.py").write_text(SCALER_PROGRAM)
+    result = run_cli("migrate", "-i", tmp_path / "proj", "-o", tmp_path / "out", "-v", "2.8.0")
+    assert result.returncode == 0, result.stderr
+    copy = tmp_path / "out" / "proj_msft" / "main.py"
+    source = copy.read_text()
+    assert "(torch.amp.GradScaler(init_scale=1024.0, device='npu'), " in source
+    assert " ShardedGradScaler(init_scale=512.0, device='npu')):" in source
+    standin = gpu2npu_command() + ["run", "--"]
+    scaled = run_program([*standin, sys.executable, str(copy), str(tmp_path / "store")], env=plain_env())
+    assert scaled.returncode == 0, scaled.stderr
+    assert scaled.stdout == "GradScaler True 1024.0\nShardedGradScaler True 512.0\n"
+    copy.write_text(source.replace(", device='npu')", ")"))
+    disabled = run_program([*standin, sys.executable, str(copy), str(tmp_path / "store2")], env=plain_env())
+    assert disabled.stdout == "GradScaler False 1.0\nShardedGradScaler False 1.0\n", disabled.stderr

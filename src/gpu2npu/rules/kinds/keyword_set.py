@@ -1,4 +1,4 @@
-"""KeywordSetRule (``migrate --optimize``): a call of ``func_name`` that does not pass
+"""KeywordSetRule: a call of ``func_name`` that does not pass
 ``keyword`` gets ``keyword=value`` (``amp.initialize(..., combine_grad=True)``,
 ``DataLoader(..., drop_last=True)``). A call that passes it already, by keyword or by position
 (``parameters`` lists the callee's parameters in order), keeps the caller's choice; so does one
@@ -9,6 +9,8 @@ does not pass every parameter of ``only_with``, or passes one as a literal ``Fal
 is not on as written: ``True`` or an expression such as ``train_sampler is None``, not a bare
 variable (``shuffle=shuffle`` in a validation loader's function, whose default is False). A call
 with ``*args`` or ``**kwargs`` may pass it unseen: it is kept and reported with the rule's tip.
+A ``value`` that is a name a target binds (BindNamesRule: ``DEVICE_TYPE``) is bound in the module
+and spelled as there (``torch.amp.GradScaler()`` -> ``torch.amp.GradScaler(device=DEVICE_TYPE)``).
 
     rules:
       KeywordSetRule:
@@ -91,8 +93,11 @@ class KeywordSet(RuleKind):
             return call
         if not all(_passes_on_as_written(call, rule["parameters"], name) for name in rule["only_on"]):
             return call
-        ctx.record("MODIFY", f"pass {rule['keyword']}={rule['value']} to {rule['func_name']}", rule.id)
-        return append_keyword(call, rule["keyword"], cst.parse_expression(rule["value"]))
+        value = rule["value"]
+        if value in ctx.index.bindings:  # a name a target binds (DEVICE_TYPE), spelled as here
+            value = ctx.bound_name(value)
+        ctx.record("MODIFY", f"pass {rule['keyword']}={value} to {rule['func_name']}", rule.id)
+        return append_keyword(call, rule["keyword"], cst.parse_expression(value))
 
 
 def _passes_switched_on(call: cst.Call, parameters, name: str) -> bool:
