@@ -208,3 +208,49 @@ def test_devices_named_from_a_rank_or_split_over_cards_are_kept_and_reported(tmp
         ["split.py", "3", "3", "'cuda:0'", "listed", "rules:G2N721"],
         ["split.py", "4", "4", "'cuda:1'", "listed", "rules:G2N721"],
     ]
+
+
+SELECTING_ITSELF = {
+    "serve.py": (
+        "import argparse\nimport os\n\nimport torch\n\n\ndef main():\n"
+        "    parser = argparse.ArgumentParser()\n    parser.add_argument('--gpus', default='0')\n"
+        "    args = parser.parse_args()\n    os.environ['CUDA_VISIBLE_DEVICES'] = args.gpus\n"
+        "    print(torch.ones(2).cuda())\n\n\nif __name__ == '__main__':\n    main()\n"
+    ),
+    "worker.py": (
+        "import os\n\nimport torch\n\nif __name__ == '__main__':\n"
+        "    local_rank = int(os.environ['LOCAL_RANK'])\n    torch.cuda.set_device(local_rank)\n"
+        "    print(torch.ones(2).cuda())\n"
+    ),
+    "lib.py": "import torch\n\n\ndef first():\n    return torch.ones(2).to('cuda:0')\n",
+    "plain.py": "import torch\n\nif __name__ == '__main__':\n    print(torch.ones(2).cuda())\n",
+}
+
+
+def test_a_script_selecting_its_device_itself_and_a_library_are_not_given_a_device_at_import(tmp_path):
+    """A device selected at import comes before FastChat's ``--gpus`` (the visible devices set in
+    main, void then) and claims card DEVICE_ID in every torchrun worker before its own
+    ``set_device(local_rank)``; importing a library module claims no card. Those bind DEVICE_ID
+    only; a script that does not select its device still selects DEVICE_ID."""
+    source = tmp_path / "proj"
+    source.mkdir()
+    for name, text in SELECTING_ITSELF.items():
+        (source / name).write_text(text)
+    result, out = migrate_s(tmp_path, "-s", source=source)
+    assert result.returncode == 0, result.stderr
+    selects = {name: "set_device(DEVICE_ID)\n" in (out / name).read_text() for name in SELECTING_ITSELF}
+    assert selects == {"serve.py": False, "worker.py": False, "lib.py": False, "plain.py": True}
+    assert "os.environ['ASCEND_RT_VISIBLE_DEVICES'] = args.gpus\n" in (out / "serve.py").read_text()
+    inserts = [
+        row
+        for row in python_change_rows(out / "transplant_result_file" / "change_list.csv")
+        if row[5] == "G2N720"
+    ]
+    taken = "insert the statements that take DEVICE_ID from the environment"
+    itself = "(not selecting it: the script selects its device itself"
+    assert inserts == [
+        ["lib.py", "1", "1", "INSERT", taken, "G2N720"],
+        ["plain.py", "1", "1", "INSERT", taken, "G2N720"],
+        ["serve.py", "4", "4", "INSERT", f"{taken} {itself}, line 11)", "G2N720"],
+        ["worker.py", "3", "3", "INSERT", f"{taken} {itself}, line 7)", "G2N720"],
+    ]

@@ -25,6 +25,7 @@ from gpu2npu.rewrite.skeleton import source_skeleton
 from gpu2npu.rewrite.transformer import MigrationTransformer, ProjectFacts
 from gpu2npu.rules.index import DeviceBlock
 from gpu2npu.source.modules import is_script
+from gpu2npu.source.names import dotted
 from gpu2npu.source.parse import COPIED, PARSE_ERRORS, parse_ast, parse_failure, unreadable_reason
 
 
@@ -181,9 +182,11 @@ def _with_device_block(
     entry = entry and already_imported(current.decode("utf-8", "replace"), "torch", tree)
     if not (entry or _uses_name(tree, block.name)):
         return result
+    selecting = entry and block.select_statements and _selects_its_device(tree, block.name)
+    select = list(block.select_statements) if entry and not selecting else []
     leading = leading_statements(tree, imports=True)
     missing = [f"import {module}" for module in block.imports if not _imported_plainly(leading, module)]
-    statements = missing + list(block.statements) + list(entry_statements if entry else ())
+    statements = missing + list(block.statements) + select + list(entry_statements if entry else ())
     inserted = insert_at_top(current, tree, statements, after_imports=True)
     if inserted is None:
         reason = (
@@ -192,11 +195,37 @@ def _with_device_block(
         return SourceResult(skipped=reason)
     new_bytes, line = inserted
     end = line + len(statements) - 1
+    line_of = original_lines(data, new_bytes)
     message = f"insert the statements that take {block.name} from the environment"
-    added = in_original_lines(
-        [Change(line, end, INSERT, message, block.rule_id)], original_lines(data, new_bytes)
-    )
+    if selecting:
+        at = selecting + (len(statements) if selecting >= line else 0)  # read before the insertion
+        message += f" (not selecting it: the script selects its device itself, line {line_of(at)})"
+    added = in_original_lines([Change(line, end, INSERT, message, block.rule_id)], line_of)
     return SourceResult(new_bytes, sorted(result.changes + added), kept=result.kept)
+
+
+def _selects_its_device(tree: ast.Module, name: str) -> int:
+    """The line where the script selects its device itself, 0 where it does not: a ``set_device``
+    call given something other than ``name`` (a rank), or the visible devices set in Python."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and (dotted(node.func) or "").rsplit(".", 1)[-1] == "set_device":
+            given = node.args[0] if node.args else None
+            if not (isinstance(given, ast.Name) and given.id == name):
+                return node.lineno
+        if isinstance(node, (ast.Assign, ast.Call)) and _sets_visible_devices(node):
+            return node.lineno
+    return 0
+
+
+def _sets_visible_devices(node: ast.AST) -> bool:
+    """``os.environ['X_VISIBLE_DEVICES'] = ...`` or ``os.environ.setdefault('X_VISIBLE_DEVICES', ...)``."""
+    if isinstance(node, ast.Assign):
+        keys = [t.slice for t in node.targets if isinstance(t, ast.Subscript)]
+    elif (dotted(node.func) or "").endswith("environ.setdefault") or dotted(node.func) == "os.putenv":
+        keys = node.args[:1]
+    else:
+        return False
+    return any(isinstance(k, ast.Constant) and str(k.value).endswith("VISIBLE_DEVICES") for k in keys)
 
 
 def _uses_name(tree: ast.Module, name: str) -> bool:

@@ -167,6 +167,7 @@ class DeviceBlock:
     device_type: str  # of the device strings that name the index: f'npu:{DEVICE_ID}'
     rule_id: str
     entry_statements: Tuple[str, ...] = ()  # after them, in entry scripts only (the process group)
+    select_statements: Tuple[str, ...] = ()  # in entry scripts not selecting their device (set_device)
 
     @property
     def device_string(self) -> str:

@@ -3,8 +3,12 @@
 Its statements bind ``name`` (``DEVICE_ID``) and select that device; they are put once into
 each module whose migrated code uses the name (the DeviceId* kinds write it) and into each entry
 script, after the module's leading imports, with the imports they need where the module lacks
-them; ``entry_statements`` follow in entry scripts only (distributed: the process group). A
-module that already binds the name is left alone (a second migration adds nothing).
+them; ``entry_statements`` follow in entry scripts only (distributed: the process group), and so
+do ``select_statements`` (-s: ``set_device(DEVICE_ID)``), unless the script selects its device
+itself: it calls ``set_device`` with something else (a rank: torchrun's workers) or sets the
+visible devices in Python (FastChat's ``--gpus``), which a device selected at import would
+precede and void. A module that already binds the name is left alone (a second migration adds
+nothing).
 
     rules:
       InsertDeviceIdRule:
@@ -32,6 +36,9 @@ class InsertDeviceId(RuleKind):
         "statements": Field(list, required=True, help="Python statements, one per item"),
         "device_type": Field(str, default="npu", help="device type of the strings naming the index"),
         "entry_statements": Field(list, default=[], help="statements that follow in entry scripts only"),
+        "select_statements": Field(
+            list, default=[], help="entry scripts only, unless the script selects its device itself"
+        ),
     }
     text_only = True
 
@@ -41,9 +48,9 @@ class InsertDeviceId(RuleKind):
         problem = check_names(**listed_names("imports", fields["imports"]))
         if problem:
             return problem
-        lines = fields["statements"] + fields["entry_statements"]
+        lines = fields["statements"] + fields["entry_statements"] + fields["select_statements"]
         if any(not isinstance(line, str) or "\n" in line for line in lines):
-            return "'statements' and 'entry_statements' must be lists of single lines of text"
+            return "each item of the statement lists must be one line of text"
         code = "\n".join(lines)
         try:
             tree = ast.parse(code)
@@ -61,6 +68,7 @@ class InsertDeviceId(RuleKind):
             rule["device_type"],
             rule.id,
             tuple(rule["entry_statements"]),
+            tuple(rule["select_statements"]),
         )
 
     def describe(self, rule):

@@ -3,7 +3,6 @@ import os
 import torch
 import torch_npu
 DEVICE_ID = int(os.environ['DEVICE_ID']) if os.environ.get('DEVICE_ID', '').isdigit() else 0
-torch_npu.npu.set_device(DEVICE_ID)
 
 # the launcher's choice: left alone and reported
 LOCAL_RANK = int(os.environ.get("LOCAL_RANK", 0))
