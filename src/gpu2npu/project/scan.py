@@ -19,7 +19,7 @@ from gpu2npu.rewrite.transformer import ProjectFacts
 from gpu2npu.rules.index import RuleIndex
 from gpu2npu.source.modules import MAIN_GUARD, program_start, requires_a_library
 from gpu2npu.source.parse import parse_ast
-from gpu2npu.source.stdlib import STDLIB
+from gpu2npu.source.stdlib import STDLIB, TORCHLESS
 
 
 @dataclass
@@ -204,8 +204,12 @@ def _may_start_a_program(data: bytes) -> bool:
     )
 
 
+_NO_TORCH = STDLIB | TORCHLESS  # imports that load no project path and no torch
+
+
 def project_imports(rel: str, data: bytes) -> Tuple[Tuple[str, ...], ...]:
-    """For each import of the file at ``rel`` that is not of the standard library, the project
+    """For each import of the file at ``rel`` that is not of the standard library (or of a
+    library that never uses torch: gpu2npu.source.stdlib.TORCHLESS), the project
     paths it may load: modules (``a/b.py``), packages (``a/b/__init__.py``) and folders
     (``a/b/``, a namespace package), from the project root or the file's folder for an absolute
     import, from the folder its dots name for a relative one (``from ..a import c``: c may be a
@@ -224,7 +228,7 @@ def project_imports(rel: str, data: bytes) -> Tuple[Tuple[str, ...], ...]:
             parts = [part.split() for part in match.group(2).split(b",")]
             modules, level = [part[0].decode("ascii", "replace") for part in parts if part], 0
         for dotted in modules:
-            if not level and dotted.split(".")[0] in STDLIB:
+            if not level and dotted.split(".")[0] in _NO_TORCH:
                 continue
             if level - 1 > len(folder):
                 groups.append(())

@@ -35,3 +35,17 @@ STDLIB = frozenset(
         "webbrowser winreg winsound wsgiref xdrlib xml xmlrpc zipapp zipfile zipimport zlib zoneinfo "
     ).split()
 )
+
+# Third-party libraries that neither import torch nor put data on an accelerator: a script that
+# imports only these (and the standard library) cannot use the NPU, so no entry imports go in
+# (llm.c's dataset scripts: numpy, tiktoken, requests, tqdm; FastChat's conversation templates).
+# A library that may drive the device for the script (transformers, accelerate, lightning,
+# datasets' torch formatting) is not listed.
+TORCHLESS = frozenset(
+    (
+        "aiohttp anthropic boto3 bs4 click colorama cv2 fastapi fire google gradio httpx huggingface_hub "
+        "jsonlines markdownify matplotlib nltk numpy openai pandas PIL plotly polars psutil pyarrow "
+        "pydantic regex requests rich scipy seaborn sentencepiece shortuuid sklearn tabulate termcolor "
+        "tiktoken tqdm typer uvicorn vertexai websockets yaml zmq"
+    ).split()
+)
