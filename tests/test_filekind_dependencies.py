@@ -270,6 +270,7 @@ PORTABLE_TIP = (
         (b"torch==2.8.0\nnumpy\n", []),
         (b"torch>=2.1\n", []),
         (b"torch @ https://example.com/torch.whl\n", []),
+        (b"torch>=2.9\n", []),  # the copy for 2.8 runs on the newer torch the project requires
         (
             b"numpy\ntorch==2.1.2  # LLaVA's pin\n",
             [
@@ -299,7 +300,7 @@ PORTABLE_TIP = (
             ],
         ),
     ],
-    ids=["allows", "open range", "url", "older pin", "older range"],
+    ids=["allows", "open range", "url", "newer range", "older pin", "older range"],
 )
 def test_portable_reports_a_torch_requirement_that_excludes_the_target_and_pins_nothing(data, reported_rows):
     """The portable tree runs on CUDA too: no torch_npu is added and no pin changes, but a project

@@ -476,8 +476,8 @@ def test_a_cell_the_engine_refuses_is_reported_and_the_rest_migrated():
 
 
 def test_cells_are_migrated_one_by_one_when_the_joined_program_is_refused():
-    """The last resort: each cell alone (a cell that uses torch without importing it then gets
-    no torch_npu import of its own)."""
+    """The last resort: each cell alone (a cell that calls .npu() without importing torch then
+    imports torch_npu itself, as any module that uses the NPU and imports no torch)."""
     context = kind_context()
 
     def refusing_joined(data, rel):
@@ -491,7 +491,7 @@ def test_cells_are_migrated_one_by_one_when_the_joined_program_is_refused():
     )
     assert sources(outcome.new_bytes) == [
         "import torch\nimport torch_npu\nx = torch.ones(1).npu()",
-        "y.npu()",
+        "import torch_npu\ny.npu()",
     ]
     assert not outcome.reported
 

@@ -315,3 +315,30 @@ def test_an_import_inserted_after_torch_goes_before_the_code_that_shares_its_lin
         assert new_bytes.decode() == "import os; import torch\nimport torch_npu\nz = torch.ones(1).npu()\n", (
             way
         )
+
+
+def test_a_module_that_calls_npu_methods_and_imports_no_torch_imports_torch_npu():
+    """ChatGLM's web_demo.py: ``AutoModel.from_pretrained(...).half().cuda()`` and no torch import
+    anywhere. Before torch 2.5 nothing loads torch_npu then, and ``.npu()`` raises AttributeError:
+    the module imports it itself (after its docstring and __future__ imports). A module whose
+    only change is a string, or that imports torch in a function, gets no such import."""
+    code = (
+        '"""Demo."""\nfrom __future__ import annotations\nfrom transformers import AutoModel\n\n'
+        'model = AutoModel.from_pretrained("m").half().cuda()\n'
+    )
+    expected = code.replace("annotations\n", "annotations\nimport torch_npu\n").replace(".cuda()", ".npu()")
+    string_only = "import os\nos.environ['CUDA_VISIBLE_DEVICES'] = '0'\n"
+    lazy = "def f(x):\n    import torch\n    return x.cuda()\n"
+    for version in ("2.1.0", "2.8.0"):
+        for way in WAYS:
+            new_bytes, changes, _, _ = migrated(code.encode(), way, builtin_index(version))
+            assert new_bytes.decode() == expected, (version, way)
+            assert changes[0] == (
+                1,
+                1,
+                "insert import torch_npu (the module uses the NPU and imports no torch)",
+            )
+            assert b"torch_npu" not in migrated(string_only.encode(), way, builtin_index(version))[0]
+            assert migrated(lazy.encode(), way, builtin_index(version))[0].decode() == (
+                "def f(x):\n    import torch\n    import torch_npu\n    return x.npu()\n"
+            )

@@ -469,7 +469,7 @@ class _Planner:
         if allowed is None:
             tip = f"torch {spec} is no version specifier pip reads: require torch=={self.target}"
         else:
-            instead = _instead(spec) or "keep it for a CUDA machine"
+            instead = _instead(spec, self.target) or "keep it for a CUDA machine"
             shown = f"torch {spec}" if requirement.spec_end >= 0 else requirement.written
             tip = (
                 f"{shown} excludes the target {self.target}: pin torch=={self.target} and add "
@@ -480,11 +480,13 @@ class _Planner:
 
     def in_range(self, item: Written) -> None:
         """A torch requirement the target version must satisfy (the portable tree pins nothing:
-        it runs on CUDA as well); one that excludes it is reported."""
+        it runs on CUDA as well); one that allows only older releases is reported."""
         requirement = item.requirement
         if requirement.url or not requirement.spec or allows(requirement.spec, self.target) is not False:
             return
-        instead = _instead(requirement.spec.strip()) or f"require torch>={self.target}"
+        if _only_newer(requirement.spec.strip(), self.target):
+            return  # code written for an older torch runs on the newer ones it requires
+        instead = _instead(requirement.spec.strip(), self.target) or f"require torch>={self.target}"
         tip = self.torch_range["tip"].format(
             requirement=_shown(requirement), target=self.target, instead=instead
         )
@@ -613,16 +615,29 @@ class _Planner:
         )
 
 
-def _instead(spec: str) -> str:
+def _only_newer(spec: str, target: str) -> bool:
+    """Whether the specifier allows only releases newer than ``target`` (none of the known ones
+    up to it, nor an old 0.x; the release it pins is newer)."""
+    older = [v for v in known_versions() if version_key(v) <= version_key(target)] + ["0.1.0"]
+    release = pinned_release(spec)
+    if release and re.fullmatch(r"[0-9]+(\.[0-9]+)*", release):
+        return version_key(release) > version_key(target)
+    return not any(allows(spec, v) for v in older)
+
+
+def _instead(spec: str, target: str) -> str:
     """The -v to migrate with for a torch specifier that excludes the target: the newest known
-    version it allows, or that of the release it pins (torch==2.1.2: -v 2.1.0); '' for none."""
+    version it allows, or that of the release it pins (torch==2.1.2: -v 2.1.0); '' for none or
+    the target itself."""
     others = [v for v in known_versions() if allows(spec, v)]
     if others:
         return f"migrate with -v {others[-1]} (allowed by it)"
     release = pinned_release(spec) or ""
     line = re.match(r"[0-9]+\.[0-9]+\.", release)
     family = [v for v in known_versions() if line and v.startswith(line.group())]
-    return f"migrate with -v {family[-1]} (the release line of torch {release})" if family else ""
+    if not family or family[-1] == target:
+        return ""
+    return f"migrate with -v {family[-1]} (the release line of torch {release})"
 
 
 def _shown(requirement: RequirementText) -> str:

@@ -20,7 +20,13 @@ from gpu2npu.rewrite import references as refs
 from gpu2npu.rewrite.changes import DELETE, INSERT, MODIFY, STRING, Change, Kept
 from gpu2npu.rewrite.facts import FileFacts
 from gpu2npu.rewrite.guards import ANY_RECEIVER
-from gpu2npu.rewrite.imports import import_line, import_missing, import_places, imports_module
+from gpu2npu.rewrite.imports import (
+    already_imported,
+    import_line,
+    import_missing,
+    import_places,
+    imports_module,
+)
 from gpu2npu.rewrite.skipping import statement_skipper
 from gpu2npu.rewrite.string_names import named_formatted_string, named_simple_string
 from gpu2npu.rewrite.strings import rewrite_formatted_string, rewrite_simple_string
@@ -148,6 +154,9 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         }
         self._class_names: List[str] = []
         self._inserted_modules: Set[str] = set()
+        self._renamed_members = (
+            False  # renamed to a method or attribute torch_npu registers (.npu(), .is_npu)
+        )
         self._absolute_roots: Set[str] = set()  # root modules of absolute names we wrote
         self._newlines = 0  # newlines seen so far: the current line is this + 1
         self._call_lines: List[int] = []  # first line of each call being visited
@@ -464,6 +473,7 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
             for root in self._absolute_roots
             if root not in self._inserted_modules and not _imported_at_module_level(self.scopes, root)
         )
+        anchorless = [i for i in self._imports_without_their_anchor() if i.module not in missing]
         body = list(updated_node.body)
         position = _after_docstring_and_future(body)
         for offset, root in enumerate(missing):
@@ -472,11 +482,30 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
             self.changes.append(
                 Change(1, 1, INSERT, f"insert import {root} (a rewritten name needs it)", rule_id)
             )
+        for insertion in anchorless:
+            body.insert(position + len(missing), import_line(insertion.module))
+            why = f"the module uses the NPU and imports no {insertion.after_module}"
+            message = f"insert import {insertion.module} ({why})"
+            self.changes.append(Change(1, 1, INSERT, message, insertion.rule_id))
+        missing += [insertion.module for insertion in anchorless]
         if self._bound:
             body = self._with_bindings(body, position + len(missing), len(missing))
         if not missing and not self._bound:
             return updated_node
         return updated_node.with_changes(body=body)
+
+    def _imports_without_their_anchor(self) -> List:
+        """The insertions whose anchor the module never imports, in a module calling a renamed
+        method or attribute: ``.cuda()`` on a model transformers built, torch imported nowhere
+        here. torch_npu must be imported before ``.npu()`` runs (torch before 2.5 does not load it
+        by itself, and nothing else may import it)."""
+        if not self._pending_inserts or not self._renamed_members:
+            return []
+        return [
+            insertion
+            for insertion in self._pending_inserts
+            if not already_imported(self.source, insertion.after_module, self._tree)
+        ]
 
     def _with_bindings(self, body, start: int, added: int):
         """The statements binding the names the rewrites used, after the leading imports."""
@@ -762,6 +791,7 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         line = self._newlines + 1
         if (line, ANY_RECEIVER + updated_node.attr.value) in self._kept:
             return updated_node
+        self._renamed_members |= "npu" in rename.new
         self.record(
             MODIFY,
             f'replace attribute "{updated_node.attr.value}" with "{rename.new}"',
@@ -814,6 +844,7 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         ):
             return updated_node
         rename = self.index.methods[method]
+        self._renamed_members |= "npu" in rename.new
         self.record(MODIFY, f"change function {method} to {rename.new}", rename.rule_id)
         return updated_node.with_changes(func=updated_node.func.with_changes(attr=cst.Name(rename.new)))
 

@@ -71,8 +71,10 @@ class KeywordSet(RuleKind):
     def compile(self, rule, index):
         index.add_call_edit(rule["func_name"], rule, self.apply)
 
-    def trigger_names(self, rule):
-        return {rule["func_name"]}
+    def trigger_words(self, rule):
+        """The callee's own name: every call spells it (``GradScaler(``, an import of it), while
+        the segment under the root (``amp``, ``distributed``) would send most files to the tree."""
+        return {rule["func_name"].rsplit(".", 1)[-1]}
 
     def describe(self, rule):
         return f"{rule['func_name']}(..., {rule['keyword']}={rule['value']})"
