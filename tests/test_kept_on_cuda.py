@@ -202,3 +202,50 @@ def test_a_test_leading_to_the_projects_triton_kernels_stays_a_cuda_test(tmp_pat
         ["pkg/timing.py", "5", "5", "torch.Tensor.is_cuda", "rules:G2N090"],
         ["pkg/timing.py", "19", "19", "torch.Tensor.is_cuda", "rules:G2N090"],
     ]
+
+
+LIGHTNING_TIP = (
+    "PyTorch Lightning has no built-in NPU accelerator: on an NPU host accelerator='auto' (the default) "
+    "resolves to the CPU, so training runs there silently, and 'npu' (a device string the migration "
+    "renamed on its way here) or gpus=N fail; register an Accelerator for the NPU with Lightning's "
+    "AcceleratorRegistry (or use a Lightning build adapted to Ascend) and pass it as accelerator"
+)
+
+
+def test_lightnings_fabric_and_trainer_are_reported_where_they_pick_the_device(tmp_path):
+    """litgpt's ``L.Fabric(devices=...)`` trained on the CPU of an NPU machine (Lightning's 'auto'
+    knows no NPU), ControlNet's ``pl.Trainer(gpus=1)`` fails there: each call is a row, in either
+    target, though nothing in the line changes."""
+    project = tmp_path / "proj"
+    project.mkdir()
+    code = (
+        "import torch\nimport lightning as L\nimport pytorch_lightning as pl\n\n"
+        "fabric = L.Fabric(devices=1)\ntrainer = pl.Trainer(gpus=1)\nx = torch.zeros(1).cuda()\n"
+    )
+    (project / "train.py").write_text(code)
+    for target in ("npu", "portable"):
+        result = run_cli("migrate", "-i", project, "-o", tmp_path / target, "--target", target, "-v", "2.8.0")
+        assert result.returncode == 0, result.stderr
+        found = rows(tmp_path / target / "proj_msft" / "transplant_result_file" / "unsupported_api.csv")
+        assert [row for row in found if row[-1] == "rules:G2N076"] == [
+            [
+                "train.py",
+                "5",
+                "5",
+                "lightning.Fabric",
+                LIGHTNING_TIP,
+                "unsupported",
+                "listed",
+                "rules:G2N076",
+            ],
+            [
+                "train.py",
+                "6",
+                "6",
+                "pytorch_lightning.Trainer",
+                LIGHTNING_TIP,
+                "unsupported",
+                "listed",
+                "rules:G2N076",
+            ],
+        ], target

@@ -277,9 +277,11 @@ def test_lightnings_accelerator_is_kept_and_reported_as_in_a_config(tmp_path):
         assert (out / "proj_msft" / "fit.py").read_bytes() == (project / "fit.py").read_bytes()
         reports = out / "proj_msft" / "transplant_result_file"
         python = [(r[0], r[1], r[3], r[5], r[7]) for r in rows(reports / "unsupported_api.csv")[1:]]
-        assert python == [
+        assert python == [  # the literal kept, and the call that picks the device (G2N076)
             ("fit.py", "3", "accelerator='cuda'", "supported_with_limits", "rules:G2N160"),
+            ("fit.py", "3", "lightning.Trainer", "unsupported", "rules:G2N076"),
             ("fit.py", "4", "accelerator='gpu'", "supported_with_limits", "rules:G2N160"),
+            ("fit.py", "4", "lightning.fabric.Fabric", "unsupported", "rules:G2N076"),
         ]
         config = rows(reports / "manual_work.csv")[1]
         assert config[:4] == ["config.yaml", "2", "2", "accelerator: cuda"]
