@@ -307,8 +307,29 @@ MAIN = '\nif __name__ == "__main__":\n    pass\n'
             {"train.py": "import torch" + MAIN, "export.py": "from train import x" + MAIN},
             ["export.py", "train.py"],
         ),
+        # a script whose top level runs the program: ChatGLM's gradio demo, a Lightning fit, a
+        # server; a module that only defines what runs (and one another file imports) does not
+        (
+            {
+                "web_demo.py": "import torch\nimport gradio as gr\ndemo.queue().launch(share=False)\n",
+                "tutorial_train.py": "import torch\nimport lightning as L\ntrainer.fit(model)\n",
+                "api.py": "import torch\nimport uvicorn\nuvicorn.run(app, port=8000)\n",
+                "model.py": "import torch\n\n\ndef fit(x):\n    return x.launch()\n",
+                "serve.py": "import torch\napp.run()\n",
+                "uses_serve.py": "import serve\n",
+            },
+            ["api.py", "tutorial_train.py", "web_demo.py"],
+        ),
     ],
-    ids=["through project modules", "relative", "dynamic", "third-party", "cycle", "imported script"],
+    ids=[
+        "through project modules",
+        "relative",
+        "dynamic",
+        "third-party",
+        "cycle",
+        "imported script",
+        "top-level run",
+    ],
 )
 def test_entry_scripts_are_the_programs_that_may_use_torch(tmp_path, files, entries):
     assert entries_of(tmp_path, files) == entries

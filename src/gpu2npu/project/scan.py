@@ -200,7 +200,11 @@ class _TorchReach:
 
 def _may_start_a_program(data: bytes) -> bool:
     return (
-        b"__main__" in data or b"main()" in data or b"parse_args(" in data or _LOOP.search(data) is not None
+        b"__main__" in data
+        or b"main()" in data
+        or b"parse_args(" in data
+        or _LOOP.search(data) is not None
+        or _PROGRAM_CALL.search(data) is not None
     )
 
 
@@ -248,6 +252,7 @@ def _module_paths(bases: List[List[str]], parts: List[str], relative: bool) -> I
             yield from (f"{path}.py", f"{path}/__init__.py", f"{path}/")
 
 
+_PROGRAM_CALL = re.compile(rb"\.(?:launch|fit|run|serve_forever)\(")  # source.modules.PROGRAM_CALLS
 _LOOP = re.compile(rb"^(?:for|while|with)\b", re.MULTILINE)  # a statement at the top level that may be a loop
 # `import a.b as c`, `import a, b`, `from .a.b import c`: the module names, read off the bytes.
 _IMPORTS = re.compile(rb"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import|import[ \t]+([\w. \t,]+))", re.MULTILINE)

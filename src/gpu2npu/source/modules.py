@@ -67,20 +67,26 @@ def is_script(tree: ast.AST) -> bool:
 
 
 MAIN_GUARD, MAIN_CALL, TOP_LEVEL = "__main__ guard", "main() call", "top-level script"
+# Calls at the top level that run the program: a web demo (gradio's ``demo.queue().launch()``),
+# Lightning's ``trainer.fit(model)``, a server (``app.run()``, ``uvicorn.run(app)``).
+PROGRAM_CALLS = frozenset({"launch", "fit", "run", "serve_forever"})
 
 
 def program_start(tree: ast.AST) -> str:
     """How the file shows that it starts a program when run, or '': ``if __name__ ==
     "__main__":``, a module-level ``main()`` call, or a script whose work runs at the top level:
     command-line arguments parsed there (``args = parser.parse_args()``) or a loop there
-    (``while True:``, ``for epoch in ...``, also inside a top-level ``with``)."""
+    (``while True:``, ``for epoch in ...``, also inside a top-level ``with``), or a call that runs
+    the program there (PROGRAM_CALLS: ChatGLM's ``demo.queue().launch()``)."""
     if is_script(tree):
         return MAIN_GUARD
     body = getattr(tree, "body", [])
     calls = [_called_name(node) for node in body]
     if "main" in calls:
         return MAIN_CALL
-    return TOP_LEVEL if "parse_args" in calls or any(_is_loop(node) for node in body) else ""
+    if "parse_args" in calls or PROGRAM_CALLS.intersection(calls) or any(_is_loop(node) for node in body):
+        return TOP_LEVEL
+    return ""
 
 
 def _is_loop(node: ast.stmt) -> bool:
