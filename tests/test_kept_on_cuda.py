@@ -249,3 +249,25 @@ def test_lightnings_fabric_and_trainer_are_reported_where_they_pick_the_device(t
                 "rules:G2N076",
             ],
         ], target
+
+
+def test_imports_of_cuda_only_libraries_are_each_a_row(tmp_path):
+    """``check`` said 100 % of such files convert fully: TensorRT, AutoGPTQ, cpm_kernels (ChatGLM's
+    quantisation) and Liger's Triton kernels run on NVIDIA GPUs only."""
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "libs.py").write_text(
+        "import torch\nimport tensorrt as trt\nfrom cpm_kernels import kernels\n"
+        "from liger_kernel.transformers import apply_liger_kernel_to_llama\n"
+        "from auto_gptq import AutoGPTQForCausalLM\nimport torch_tensorrt\nx = torch.zeros(1).cuda()\n"
+    )
+    result = run_cli("migrate", "-i", project, "-o", tmp_path / "out", "-v", "2.8.0")
+    assert result.returncode == 0, result.stderr
+    found = rows(tmp_path / "out" / "proj_msft" / "transplant_result_file" / "unsupported_api.csv")
+    assert [(row[1], row[3], row[-1]) for row in found[1:]] == [
+        ("2", "tensorrt", "rules:G2N086"),
+        ("3", "cpm_kernels", "rules:G2N088"),
+        ("4", "liger_kernel.transformers", "rules:G2N089"),
+        ("5", "auto_gptq", "rules:G2N087"),
+        ("6", "torch_tensorrt", "rules:G2N086"),
+    ]
