@@ -70,7 +70,7 @@ def _compared_literals(scope: ast.AST, data: "_DataView", methods, rewritten) ->
     found = []
 
     def compare(literal_side: ast.AST, other: ast.AST) -> None:
-        literals = [literal for literal in _literals(literal_side) if rewritten(literal.value)]
+        literals = [literal for literal in string_literals(literal_side) if rewritten(literal.value)]
         if literals and data.holds(other):
             found.extend(literals)
 
@@ -89,7 +89,7 @@ def _compared_literals(scope: ast.AST, data: "_DataView", methods, rewritten) ->
     return found
 
 
-def _literals(node: ast.AST) -> Iterator[ast.Constant]:
+def string_literals(node: ast.AST) -> Iterator[ast.Constant]:
     """A string literal, or those of a tuple, list or set display (``x in ('cuda', 'cpu')``)."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         yield node

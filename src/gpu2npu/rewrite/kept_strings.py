@@ -16,7 +16,7 @@ import ast
 from typing import Callable, Dict, Iterator, List, Set
 
 from gpu2npu.rewrite.changes import STRING, Kept
-from gpu2npu.rewrite.compared import COMPARISONS, literal_numbers, scopes, walk_scope
+from gpu2npu.rewrite.compared import COMPARISONS, literal_numbers, scopes, string_literals, walk_scope
 from gpu2npu.rules.index import ArgumentStrings, MemberStrings, PeerStrings
 from gpu2npu.source.imports import qualify
 from gpu2npu.source.names import dotted
@@ -131,17 +131,10 @@ def _compared_groups(tree: ast.AST) -> Iterator[List[ast.Constant]]:
             for position, op in enumerate(node.ops):
                 if isinstance(op, COMPARISONS):
                     for one, other in ((position, position + 1), (position + 1, position)):
-                        literals = list(_compared_literals(operands[one]))
+                        literals = list(string_literals(operands[one]))
                         if literals and not _is_text(operands[other]):
                             groups.setdefault(ast.dump(operands[other]), []).extend(literals)
         yield from groups.values()
-
-
-def _compared_literals(node: ast.AST) -> Iterator[ast.Constant]:
-    if _is_text(node):
-        yield node
-    elif isinstance(node, (ast.Tuple, ast.List, ast.Set)):
-        yield from (element for element in node.elts if _is_text(element))
 
 
 def _is_text(node: ast.AST) -> bool:
