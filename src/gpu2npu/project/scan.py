@@ -17,7 +17,7 @@ from gpu2npu.project.plan import COPY, PYTHON, Plan
 from gpu2npu.rewrite.facts import classes_defining
 from gpu2npu.rewrite.transformer import ProjectFacts
 from gpu2npu.rules.index import RuleIndex
-from gpu2npu.source.modules import MAIN_GUARD, program_start, requires_a_library
+from gpu2npu.source.modules import MAIN_GUARD, PROGRAM_CALLS, program_start, requires_a_library
 from gpu2npu.source.parse import parse_ast
 from gpu2npu.source.stdlib import STDLIB, TORCHLESS
 
@@ -252,7 +252,7 @@ def _module_paths(bases: List[List[str]], parts: List[str], relative: bool) -> I
             yield from (f"{path}.py", f"{path}/__init__.py", f"{path}/")
 
 
-_PROGRAM_CALL = re.compile(rb"\.(?:launch|fit|run|serve_forever)\(")  # source.modules.PROGRAM_CALLS
+_PROGRAM_CALL = re.compile(rb"\.(?:%s)\(" % "|".join(sorted(PROGRAM_CALLS)).encode())
 _LOOP = re.compile(rb"^(?:for|while|with)\b", re.MULTILINE)  # a statement at the top level that may be a loop
 # `import a.b as c`, `import a, b`, `from .a.b import c`: the module names, read off the bytes.
 _IMPORTS = re.compile(rb"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import|import[ \t]+([\w. \t,]+))", re.MULTILINE)

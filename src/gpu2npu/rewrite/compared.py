@@ -76,17 +76,24 @@ def _compared_literals(scope: ast.AST, data: "_DataView", methods, rewritten) ->
 
     for node in walk_scope(scope):
         if isinstance(node, ast.Compare):
-            operands = [node.left, *node.comparators]
-            for position, op in enumerate(node.ops):
-                if isinstance(op, COMPARISONS):
-                    compare(operands[position], operands[position + 1])
-                    compare(operands[position + 1], operands[position])
+            for one_side, other in compared_sides(node):
+                compare(one_side, other)
         elif (
             isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in methods
         ):
             for argument in node.args:
                 compare(argument, node.func.value)
     return found
+
+
+def compared_sides(node: ast.Compare) -> Iterator[Tuple[ast.AST, ast.AST]]:
+    """Each side of each equality or membership test of a comparison, with the side it is
+    compared with (both ways round)."""
+    operands = [node.left, *node.comparators]
+    for position, op in enumerate(node.ops):
+        if isinstance(op, COMPARISONS):
+            yield operands[position], operands[position + 1]
+            yield operands[position + 1], operands[position]
 
 
 def string_literals(node: ast.AST) -> Iterator[ast.Constant]:

@@ -37,6 +37,7 @@ from gpu2npu.rewrite.compared import literal_numbers
 from gpu2npu.rewrite.string_names import literal_rewritten
 from gpu2npu.rules.index import RuleIndex
 from gpu2npu.source.imports import qualify
+from gpu2npu.source.modules import imports_one_of
 from gpu2npu.source.names import dotted, within
 from gpu2npu.source.parse import module_nodes
 
@@ -360,13 +361,7 @@ class CudaOnly:
     def _imports_cuda_only(self, statement: ast.stmt) -> bool:
         if isinstance(statement, ast.ImportFrom) and statement.level:
             return bool(self._relative_cuda_only(statement))
-        if isinstance(statement, ast.ImportFrom) and statement.module:
-            names = [statement.module, *(f"{statement.module}.{a.name}" for a in statement.names)]
-        elif isinstance(statement, ast.Import):
-            names = [alias.name for alias in statement.names]
-        else:
-            return False
-        return any(within(name, module) for name in names for module in self.modules)
+        return imports_one_of(statement, self.modules)
 
 
 def _builds_cuda(function: ast.AST) -> bool:

@@ -16,7 +16,7 @@ import ast
 from typing import Callable, Dict, Iterator, List, Set
 
 from gpu2npu.rewrite.changes import STRING, Kept
-from gpu2npu.rewrite.compared import COMPARISONS, literal_numbers, scopes, string_literals, walk_scope
+from gpu2npu.rewrite.compared import compared_sides, literal_numbers, scopes, string_literals, walk_scope
 from gpu2npu.rules.index import ArgumentStrings, MemberStrings, PeerStrings
 from gpu2npu.source.imports import qualify
 from gpu2npu.source.names import dotted
@@ -114,7 +114,7 @@ def _displays(tree: ast.AST) -> Iterator[List[ast.Constant]]:
     """The string literals of each list, tuple and set display, and the keys of each dict's."""
     for node in module_nodes(tree):
         if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
-            yield [element for element in node.elts if _is_text(element)]
+            yield list(string_literals(node))
         elif isinstance(node, ast.Dict):
             yield [key for key in node.keys if key is not None and _is_text(key)]
 
@@ -127,13 +127,10 @@ def _compared_groups(tree: ast.AST) -> Iterator[List[ast.Constant]]:
         for node in walk_scope(scope):
             if not isinstance(node, ast.Compare):
                 continue
-            operands = [node.left, *node.comparators]
-            for position, op in enumerate(node.ops):
-                if isinstance(op, COMPARISONS):
-                    for one, other in ((position, position + 1), (position + 1, position)):
-                        literals = list(string_literals(operands[one]))
-                        if literals and not _is_text(operands[other]):
-                            groups.setdefault(ast.dump(operands[other]), []).extend(literals)
+            for one_side, other in compared_sides(node):
+                literals = list(string_literals(one_side))
+                if literals and not _is_text(other):
+                    groups.setdefault(ast.dump(other), []).extend(literals)
         yield from groups.values()
 
 

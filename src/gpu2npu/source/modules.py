@@ -6,6 +6,8 @@ import ast
 from pathlib import Path
 from typing import Dict, Iterable, List, Set, Tuple
 
+from gpu2npu.source.names import within
+
 
 def package_prefix(root: Path) -> str:
     """The dotted package the input root is part of ('' unless it holds an __init__.py), so
@@ -121,19 +123,20 @@ def requires_a_library(tree: ast.Module, libraries: Iterable[str]) -> bool:
             ):
                 continue
             block = statement.body
-        if any(_imports_one_of(inner, libraries) for inner in block):
+        if any(imports_one_of(inner, libraries) for inner in block):
             return True
     return False
 
 
-def _imports_one_of(statement: ast.stmt, libraries: Tuple[str, ...]) -> bool:
+def imports_one_of(statement: ast.stmt, libraries: Iterable[str]) -> bool:
+    """Whether ``statement`` is an absolute import of one of ``libraries`` or of a submodule."""
     if isinstance(statement, ast.Import):
         names = [alias.name for alias in statement.names]
     elif isinstance(statement, ast.ImportFrom) and not statement.level and statement.module:
         names = [statement.module] + [f"{statement.module}.{alias.name}" for alias in statement.names]
     else:
         return False
-    return any(name == library or name.startswith(library + ".") for name in names for library in libraries)
+    return any(within(name, library) for name in names for library in libraries)
 
 
 def relative_spellings(rel: str, target: str) -> Set[str]:
