@@ -13,6 +13,7 @@ its CUDA form and is reported as manual work (``tests/projects/kept_on_cuda``):
 import json
 
 from helpers import REPO, python_change_rows, rows, run_cli
+from helpers import migrate as migrate_code
 
 PROJECT = REPO / "tests" / "projects" / "kept_on_cuda"
 KEPT_TIP = (
@@ -271,3 +272,38 @@ def test_imports_of_cuda_only_libraries_are_each_a_row(tmp_path):
         ("5", "auto_gptq", "rules:G2N087"),
         ("6", "torch_tensorrt", "rules:G2N086"),
     ]
+
+
+ALIASED_TEST = """import torch
+
+
+class Attend:
+    def __init__(self):
+        self.cuda_config = None
+        if not torch.cuda.is_available():
+            return
+        self.cuda_config = torch.cuda.get_device_properties(0).major
+
+    def pick(self, q, k):
+        _, heads, k_len, is_cuda = *q.shape, k.shape[-2], q.is_cuda
+        return self.cuda_config if is_cuda else None
+
+    def move(self, q):
+        on_gpu = q.is_cuda
+        return q if on_gpu else q.cuda()
+
+    def rebound(self, q, is_cuda=True):
+        is_cuda = q.is_cuda
+        return self.cuda_config if is_cuda else None
+"""
+
+
+def test_a_cuda_test_bound_to_a_name_is_kept_where_the_name_selects_cuda_only_code():
+    """``is_cuda`` bound through starred unpacking picks ``self.cuda_config`` (set only behind the
+    kept ``torch.cuda.is_available()``): its ``q.is_cuda`` stays. A name selecting plain torch code
+    changes, and so does one also bound otherwise (a parameter): the name may not hold the test."""
+    assert migrate_code(ALIASED_TEST) == ALIASED_TEST.replace(
+        "import torch\n", "import torch\nimport torch_npu\n", 1
+    ).replace("on_gpu = q.is_cuda", "on_gpu = q.is_npu").replace("q.cuda()", "q.npu()").replace(
+        "        is_cuda = q.is_cuda\n", "        is_cuda = q.is_npu\n"
+    )

@@ -1405,3 +1405,41 @@ def test_a_grad_scaler_built_without_a_device_scales_on_the_npu(tmp_path):
     copy.write_text(source.replace(", device='npu')", ")"))
     disabled = run_program([*standin, sys.executable, str(copy), str(tmp_path / "store2")], env=plain_env())
     assert disabled.stdout == "GradScaler False 1.0\nShardedGradScaler False 1.0\n", disabled.stderr
+
+
+ATTEND_PROGRAM = """import torch
+from collections import namedtuple
+Config = namedtuple("Config", ["scale"])
+
+
+class Attend:
+    def __init__(self):
+        self.cpu_config = Config(1.0)
+        self.cuda_config = None
+        if not torch.cuda.is_available():
+            return
+        self.cuda_config = Config(float(torch.cuda.get_device_properties(0).major))
+
+    def __call__(self, q):
+        _, heads, is_cuda, device = *q.shape, q.is_cuda, q.device
+        config = self.cuda_config if is_cuda else self.cpu_config
+        return q * config.scale
+
+
+device = 'cuda' if torch.cuda.is_available() else 'cpu'
+q = torch.ones(2, 3).to(device)
+print(device, Attend()(q).sum().item())
+"""
+
+
+def test_a_cuda_test_bound_to_a_name_stays_where_the_name_picks_a_cuda_only_config(tmp_path):
+    """denoising-diffusion-pytorch's Attend: ``is_cuda`` is bound by starred tuple unpacking and
+    picks ``self.cuda_config``, which only the kept ``torch.cuda.is_available()`` branch sets. As
+    ``q.is_npu`` it picked None on the NPU (AttributeError); kept, the NPU takes the CPU config."""
+    require_torch()
+    original, migrated = run_migrations(tmp_path, ATTEND_PROGRAM, {"plain": []})
+    source, run = migrated["plain"]
+    assert "_, heads, is_cuda, device = *q.shape, q.is_cuda, q.device\n" in source
+    assert "device = 'npu' if torch.npu.is_available() else 'cpu'\n" in source
+    assert finish(original)[0] == "cpu 6.0\n"
+    assert finish(run)[0] == "npu 6.0\n"

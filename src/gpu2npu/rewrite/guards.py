@@ -16,6 +16,9 @@ only on CUDA after the migration:
 * an attribute (``self.cuda_config``) that only code behind a kept test sets to a value (None
   elsewhere): a test choosing it must not let the NPU take it.
 
+A local name bound only to a CUDA test (``..., is_cuda, device = *q.shape, q.is_cuda, q.device``)
+tests what that test tests: where a kept branching reads it, the test it is bound to is kept.
+
 A test is a CUDA test of the rule (``torch.cuda.is_available()``, ``x.is_cuda``) or a device
 compared with ``'cuda'`` (``x.device.type == 'cuda'``), whose literal is kept then. A name compared
 with ``'cuda'`` beside it that is no device (``impl == 'cuda' and x.device.type == 'cuda' and
@@ -61,9 +64,10 @@ def kept_guards(
     cuda_only = CudaOnly(tree, imports, index, modules, kept_calls)
     rule_id = next(iter(index.guard_tests.values()), "")
     rewritten = literal_rewritten(index)
+    aliases = _test_aliases(tree, imports, index.guard_tests)
     branchings = []
     for node, after in _branchings(tree):
-        tests = list(_guard_tests(node.test, imports, index.guard_tests))
+        tests = list(_guard_tests(node.test, imports, index.guard_tests, aliases.get(id(node), {})))
         devices = _device_literals(node.test, rewritten)
         if tests or devices:
             branchings.append((node, after, tests, devices))
@@ -79,7 +83,8 @@ def kept_guards(
                 found.update(tests)
                 literals += devices
                 selectors |= _selectors(node.test, rewritten)
-                paths += _cuda_path(node, after, imports, index.guard_tests, rewritten)
+                table = (index.guard_tests, aliases.get(id(node), {}))
+                paths += _cuda_path(node, after, imports, table, rewritten)
         if not paths or not cuda_only.learn_attributes(tree, paths):
             break
     if not literals and not selectors:
@@ -185,7 +190,8 @@ def _selector_literals(tree: ast.AST, selectors: Set[str], rewritten) -> List[as
 
 def _polarity(test: ast.AST, imports, table, rewritten) -> Optional[int]:
     """1 where the test is true on CUDA only (``torch.cuda.is_available() and x``), -1 where it is
-    false on CUDA only (``not x.is_cuda or y``), 0 where it cannot say, None without a CUDA test."""
+    false on CUDA only (``not x.is_cuda or y``), 0 where it cannot say, None without a CUDA test;
+    ``table``: the rule's tests and the scope's names bound to one."""
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         inner = _polarity(test.operand, imports, table, rewritten)
         return -inner if inner else inner
@@ -199,8 +205,8 @@ def _polarity(test: ast.AST, imports, table, rewritten) -> Optional[int]:
         literals = _device_literals(test, rewritten)
         if literals:
             return 1 if isinstance(test.ops[0], EQUAL) else -1
-    if next(_guard_tests(test, imports, table), None) is not None:
-        return 1 if isinstance(test, (ast.Call, ast.Attribute)) else 0
+    if next(_guard_tests(test, imports, *table), None) is not None:
+        return 1 if isinstance(test, (ast.Call, ast.Attribute, ast.Name)) else 0
     return None
 
 
@@ -233,13 +239,112 @@ def _branchings(tree: ast.AST) -> Iterator[Tuple[ast.AST, List[ast.stmt]]]:
                     yield statement, []
 
 
+def _test_aliases(tree: ast.AST, imports, table) -> Dict[int, Dict[str, ast.AST]]:
+    """For each branching, the local names of its scope bound to a CUDA test and to nothing else
+    (``is_cuda = q.is_cuda``; ``_, is_cuda = *q.shape, q.is_cuda``), with that test."""
+    found: Dict[int, Dict[str, ast.AST]] = {}
+    for scope in [tree, *(n for n in module_nodes(tree) if isinstance(n, FUNCTIONS[:2]))]:
+        nodes = list(_scope_nodes(scope))
+        bound: Dict[str, List[Optional[ast.AST]]] = {}
+        assigned: Set[int] = set()
+        for node in nodes:
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    assigned.update(id(name) for name in ast.walk(target))
+                    for name, value in _unpacked(target, node.value):
+                        bound.setdefault(name, []).append(value)
+        for node in nodes:
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and id(node) not in assigned:
+                bound.setdefault(node.id, []).append(None)  # bound otherwise (for, with, walrus)
+            elif isinstance(node, ast.arg):
+                bound.setdefault(node.arg, []).append(None)
+        aliases = {
+            name: values[0]
+            for name, values in bound.items()
+            if all(value is not None and _is_test(value, imports, table) for value in values)
+        }
+        if aliases:
+            found.update((id(n), aliases) for n in nodes if isinstance(n, (ast.If, ast.While, ast.IfExp)))
+    return found
+
+
+FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+
+
+def _scope_nodes(scope: ast.AST) -> Iterator[ast.AST]:
+    """The nodes of one function (or the module), not those of the functions and classes in it."""
+    pending = list(ast.iter_child_nodes(scope))
+    while pending:
+        node = pending.pop()
+        yield node
+        if not isinstance(node, FUNCTIONS + (ast.ClassDef,)):
+            pending.extend(ast.iter_child_nodes(node))
+
+
+def _unpacked(target: ast.AST, value: ast.AST) -> Iterator[Tuple[str, Optional[ast.AST]]]:
+    """(name, the expression it is bound to, None where it cannot say) of an assignment,
+    through tuple unpacking, also around one starred item (``a, b = *shape, x``)."""
+    if isinstance(target, ast.Name):
+        yield target.id, value
+        return
+    pairs = _aligned(target, value)
+    if pairs is None:
+        yield from _unbound(target)
+        return
+    for name, item in pairs:
+        yield from _unpacked(name, item) if item is not None else _unbound(name)
+
+
+def _aligned(target: ast.AST, value: ast.AST) -> Optional[List[Tuple[ast.AST, Optional[ast.AST]]]]:
+    """The targets of a tuple assignment with their values (None: filled by the starred value)
+    where the shapes match: ``a, b, c = *shape, x`` pairs c with x."""
+    if not (isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List))):
+        return None
+    names, values = target.elts, value.elts
+    starred = [i for i, item in enumerate(values) if isinstance(item, ast.Starred)]
+    if any(isinstance(name, ast.Starred) for name in names) or len(starred) > 1:
+        return None
+    if not starred:
+        return list(zip(names, values)) if len(names) == len(values) else None
+    head, tail = starred[0], len(values) - starred[0] - 1
+    if head + tail > len(names):
+        return None
+    filled = len(names) - tail
+    return [
+        *zip(names[:head], values[:head]),
+        *((name, None) for name in names[head:filled]),
+        *zip(names[filled:], values[head + 1 :]),
+    ]
+
+
+def _unbound(target: ast.AST) -> Iterator[Tuple[str, None]]:
+    for node in ast.walk(target):
+        if isinstance(node, ast.Name):
+            yield node.id, None
+
+
+def _is_test(value: ast.AST, imports, table) -> bool:
+    """Whether an expression is one of the rule's CUDA tests itself (``q.is_cuda``)."""
+    if isinstance(value, ast.Attribute):
+        return ANY_RECEIVER + value.attr in table
+    return isinstance(value, ast.Call) and qualify(dotted(value.func) or "", imports) in table
+
+
 def _leaves(block: List[ast.stmt]) -> bool:
     return bool(block) and isinstance(block[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break))
 
 
-def _guard_tests(test: ast.AST, imports: Dict[str, str], table: Dict[str, str]) -> Iterator[Kept]:
+def _guard_tests(
+    test: ast.AST,
+    imports: Dict[str, str],
+    table: Dict[str, str],
+    aliases: Optional[Dict[str, ast.AST]] = None,
+) -> Iterator[Kept]:
+    """The rule's CUDA tests in a test, and those the names it reads are bound to (``aliases``)."""
     for node in ast.walk(test):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        if isinstance(node, ast.Name) and aliases and node.id in aliases:
+            yield from _guard_tests(aliases[node.id], imports, table)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             name = qualify(dotted(node.func) or "", imports)
             if name in table:
                 yield Kept(
