@@ -183,6 +183,45 @@ def test_a_disabled_rule_changes_nothing():
     assert migrated("c.yaml", text, index=index) == "device: cuda\nbackend: hccl\n"
 
 
+HYDRA_TRAINERS = """trainer:
+  max_epochs: 2
+  accelerator: cuda
+  _target_: training.trainer.Trainer
+lightning:
+  _target_: lightning.pytorch.Trainer
+  accelerator: cuda
+plain:
+  accelerator: cuda
+nested:
+  _target_: training.trainer.Trainer
+  inner: {accelerator: cuda}
+"""
+
+
+def test_an_accelerator_is_renamed_where_hydra_builds_the_projects_own_trainer():
+    """sam2's ``trainer: {_target_: training.trainer.Trainer, accelerator: cuda}``: the project's
+    trainer compares the value with 'cuda', which its migrated code names 'npu'. Lightning's
+    accelerator (its class, or no _target_) keeps its value and its row; a mapping inside the
+    built one is not built by that class. The portable tree cannot rename it: a row says so."""
+    outcome = migrate_file("conf.yaml", HYDRA_TRAINERS.encode())
+    assert outcome.new_bytes.decode() == HYDRA_TRAINERS.replace(
+        "  accelerator: cuda\n  _target_", "  accelerator: npu\n  _target_"
+    )
+    assert [(c.start_line, c.message, c.rule) for c in outcome.changes] == [
+        (3, "change accelerator cuda to npu", "G2N845")
+    ]
+    assert [(r.line, r.subject, r.rule) for r in outcome.reported] == [
+        (7, "accelerator: cuda", "G2N832"),
+        (9, "accelerator: cuda", "G2N832"),
+        (12, "accelerator: cuda", "G2N832"),
+    ]
+    portable = migrate_file("conf.yaml", HYDRA_TRAINERS.encode(), index=builtin_index(target="portable"))
+    assert portable.new_bytes is None
+    assert [(r.line, r.rule) for r in portable.reported] == [
+        (3, "G2N846"), (7, "G2N832"), (9, "G2N832"), (12, "G2N832")
+    ]  # fmt: skip
+
+
 def test_a_report_names_the_key_line_and_its_last_line():
     outcome = migrate_file("c.yaml", b"trainer:\n  gpu_ids:\n    - 0\n    - 1\n  x: 1\n")
     assert [(r.line, r.end_line, r.subject, r.rule) for r in outcome.reported] == [

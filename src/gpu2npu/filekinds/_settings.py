@@ -23,7 +23,14 @@ from typing import Iterable, List, Optional, Tuple
 
 from gpu2npu.filekinds.base import LIMITED, UNKNOWN, KindOutcome, LineIndex, Reported, SpanEdits
 from gpu2npu.rules.kinds.config_report import ConfigReport, reports_for
-from gpu2npu.rules.kinds.config_value import ConfigValue, change_message, new_value, setting_key, value_rules
+from gpu2npu.rules.kinds.config_value import (
+    ConfigValue,
+    built_by_matches,
+    change_message,
+    new_value,
+    setting_key,
+    value_rules,
+)
 
 STRING, SCALAR, NULL, LIST = "string", "scalar", "null", "list"
 ENV_RULE_KIND = "EnvVarRenameRule"
@@ -51,6 +58,7 @@ class Setting:
     end_line: int = 0
     span: Optional[Span] = None  # byte span of the value's characters (inside any quotes); None: not in place
     item: bool = False  # an item of a list (never reported by ConfigReportRule on its own)
+    built_by: str = ""  # the class built from the mapping holding it (Hydra's _target_), "" none
 
 
 @dataclass
@@ -171,7 +179,7 @@ def migrate_settings(
 
 def _migrate_value(setting: Setting, edits: SpanEdits, lines: LineIndex, index, reported: set) -> bool:
     """Rewrite (or report) a device/backend value; whether a ConfigValueRule took it."""
-    found = new_value(index, setting.key, setting.text)
+    found = new_value(index, setting.key, setting.text, setting.built_by)
     if found is None:
         _report_unrewritten(setting, lines, index, reported)
         return False
@@ -196,7 +204,9 @@ def _report_unrewritten(setting: Setting, lines: LineIndex, index, reported: set
     """A device/backend setting that names the CUDA value in a form no rule rewrites
     (``device: cuda:0,1``, ``backend: cpu:gloo,cuda:nccl``): manual work."""
     for rule in value_rules(index).get(setting_key(setting.key), ()):
-        if re.search(rf"(?<![A-Za-z0-9]){re.escape(rule['old'])}(?![A-Za-z])", setting.text, re.IGNORECASE):
+        if built_by_matches(rule, setting.built_by) and re.search(
+            rf"(?<![A-Za-z0-9]){re.escape(rule['old'])}(?![A-Za-z])", setting.text, re.IGNORECASE
+        ):
             line, end_line = _lines(setting, None, lines)
             tip = f"write the NPU value ({rule['new']} for {rule['old']}) as the code reading it expects"
             reported.add(Reported(line, end_line, _subject(setting), tip, rule.id, UNKNOWN))
@@ -229,7 +239,7 @@ def _rename_env_key(key: KeyName, edits: SpanEdits, index) -> None:
 def _report(setting: Setting, lines: LineIndex, index, reported: set) -> None:
     if setting.kind == NULL:
         return
-    rules = reports_for(index, setting.key, setting.text, setting.kind == LIST)
+    rules = reports_for(index, setting.key, setting.text, setting.kind == LIST, setting.built_by)
     if not rules:
         return
     line, end_line = _lines(setting, None, lines)

@@ -52,6 +52,7 @@ BOM_BYTES = 3
 QUOTES = (None, "'", '"')  # the styles whose characters can be edited in place
 VALUE_EVENTS = ("ScalarEvent", "AliasEvent", "MappingStartEvent", "SequenceStartEvent")
 END_EVENTS = ("MappingEndEvent", "SequenceEndEvent")
+HYDRA_TARGET = "_target_"  # the class Hydra's instantiate() builds from a mapping
 
 
 class YamlConfig(FileKind):
@@ -102,12 +103,13 @@ def events(text: str, libyaml: Optional[bool] = None) -> Iterator:
 class _Frame:
     """An open mapping or sequence: whose key it is under, and for a mapping the key being read."""
 
-    __slots__ = ("is_map", "flow", "owner", "owner_line", "expect_key", "key", "key_line", "items")
+    __slots__ = ("is_map", "flow", "owner", "owner_line", "expect_key", "key", "key_line", "items", "own")
 
     def __init__(self, event, owner: Optional[str], owner_line: int):
         self.is_map, self.flow = type(event).__name__ == "MappingStartEvent", bool(event.flow_style)
         self.owner, self.owner_line = owner, owner_line
         self.expect_key, self.key, self.key_line, self.items = True, None, 0, 0
+        self.own: List[Setting] = []  # a mapping's scalar values, to learn what builds it (_target_)
 
 
 def read_settings(text: str, libyaml: Optional[bool] = None) -> Tuple[List[Setting], List[KeyName]]:
@@ -174,6 +176,8 @@ class _Reader:
                 owner, owner_line, item = top.owner, top.owner_line, True
             if name == "ScalarEvent" and owner is not None:
                 self.settings.append(self.scalar(event, owner, owner_line, item))
+                if not item:
+                    top.own.append(self.settings[-1])
             elif name.endswith("StartEvent"):  # the items of a list under a key are under it
                 stack.append(_Frame(event, owner if not item else None, owner_line))
                 if len(stack) > MAX_DEPTH:
@@ -203,7 +207,11 @@ class _Reader:
         )
 
     def close(self, frame: _Frame) -> None:
-        """A list or mapping under a key (non-empty): one setting, for the rules that report keys."""
+        """A list or mapping under a key (non-empty): one setting, for the rules that report keys.
+        The settings of a mapping Hydra builds learn the class (``_target_``)."""
+        built_by = next((s.text for s in frame.own if s.key == HYDRA_TARGET and s.kind == STRING), "")
+        for setting in frame.own if built_by else ():
+            setting.built_by = built_by
         if frame.owner is not None and frame.items:
             end_line = max(frame.owner_line, self.line_before(self.last_end))
             self.settings.append(Setting(frame.owner, "", LIST, frame.owner_line, end_line))

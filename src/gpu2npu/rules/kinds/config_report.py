@@ -8,6 +8,7 @@ last part of a dotted key). ``value`` is a regular expression the whole value mu
 case: a string as it reads, a boolean as ``true``/``false``, a number as written; without it any
 value but an empty one or null matches. A list or mapping under the key matches only with
 ``lists: true`` (``gpu_ids: [0, 1]``); the items of a list are never compared one by one.
+``built_by`` is ConfigValueRule's: the class built from the setting's mapping must match it.
 
     rules:
       ConfigReportRule:
@@ -21,7 +22,7 @@ from typing import Dict, List
 
 from gpu2npu.rules.kind import FileRuleKind
 from gpu2npu.rules.kinds._reported import regex_problem, report_problem
-from gpu2npu.rules.kinds.config_value import setting_key
+from gpu2npu.rules.kinds.config_value import BUILT_BY_FIELD, built_by_matches, setting_key
 from gpu2npu.rules.model import Field, Rule
 
 
@@ -35,12 +36,17 @@ class ConfigReport(FileRuleKind):
         "lists": Field(bool, default=False, help="also a non-empty list or mapping under the key"),
         "tip": Field(str, required=True, help="what to do"),
         "category": Field(str, default="limited", help="unsupported, limited, unknown or mention"),
+        "built_by": BUILT_BY_FIELD,
     }
 
     def validate(self, fields):
         if not fields["keys"] or not all(isinstance(key, str) and key.strip() for key in fields["keys"]):
             return "'keys' must be a non-empty list of setting names"
-        return report_problem(fields) or regex_problem("value", fields["value"])
+        return (
+            report_problem(fields)
+            or regex_problem("value", fields["value"])
+            or regex_problem("built_by", fields["built_by"])
+        )
 
     def describe(self, rule):
         lists = " (or a list)" if rule["lists"] else ""
@@ -60,11 +66,13 @@ def report_rules(index) -> Dict[str, List[Rule]]:
     return index.derive(ConfigReport.name, build)
 
 
-def reports_for(index, key: str, text: str, is_list: bool = False) -> List[Rule]:
+def reports_for(index, key: str, text: str, is_list: bool = False, built_by: str = "") -> List[Rule]:
     """The rules that report a setting: ``text`` is its value as text (a list or mapping: ``is_list``,
-    non-empty)."""
+    non-empty); ``built_by``: the class built from the mapping holding it."""
     found = []
     for rule in report_rules(index).get(setting_key(key), ()):
+        if not built_by_matches(rule, built_by):
+            continue
         if is_list:
             matches = rule["lists"]
         elif rule.get("value") is None:
