@@ -254,3 +254,65 @@ def test_a_script_selecting_its_device_itself_and_a_library_are_not_given_a_devi
         ["serve.py", "4", "4", "INSERT", f"{taken} {itself}, line 11)", "G2N720"],
         ["worker.py", "3", "3", "INSERT", f"{taken} {itself}, line 7)", "G2N720"],
     ]
+
+
+SPREAD = """import os
+import torch
+
+
+def spread(model, root, mapping):
+    for path, target_index in mapping.items():
+        model.get_submodule(path).to(torch.device(root.type, target_index))
+    return [torch.device("cuda", i) for i in range(2)]
+
+
+def init_slurm():
+    proc_id = int(os.environ['SLURM_PROCID'])
+    num_gpus = torch.cuda.device_count()
+    torch.cuda.set_device(proc_id % num_gpus)
+
+
+def pinned(args):
+    return torch.device("cuda", args.gpu)
+"""
+
+
+@pytest.mark.parametrize("flag,name", [("-s", "DEVICE_ID"), ("distributed", "LOCAL_RANK")])
+def test_an_index_per_loop_iteration_or_from_a_slurm_rank_is_kept_and_reported(tmp_path, flag, name):
+    """litgpt's sequential generation spreads blocks over cards with a loop's variable, and
+    mmcv's SLURM set-up computes the card from SLURM_PROCID: an index from the environment in
+    their place put every block (every process) on one card. A fixed choice still changes."""
+    source = tmp_path / "proj"
+    source.mkdir()
+    (source / "spread.py").write_text(SPREAD)
+    (source / "train.py").write_text(
+        "import torch\n\nmodel = torch.nn.Linear(2, 2).cuda()\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "for epoch in range(2):\n    model(torch.ones(1, 2)).sum().backward()\n    opt.step()\n"
+    )
+    mode = ["-s"] if flag == "-s" else ["distributed", "-m", source / "train.py"]
+    args = ["migrate", "-i", source, "-o", tmp_path / "out", "-v", "2.8.0", *mode]
+    result = run_cli(*args)
+    assert result.returncode == 0, result.stderr
+    out = next((tmp_path / "out").iterdir())
+    text = (out / "spread.py").read_text()
+    assert (
+        "torch.device(f'npu:{root.type}' if isinstance(root.type, int) else root.type, target_index)" in text
+    )
+    assert 'return [torch.device("npu", i) for i in range(2)]\n' in text
+    assert "    torch.npu.set_device(proc_id % num_gpus)\n" in text
+    assert f'    return torch.device("npu", {name})\n' in text
+    kept = [row[:5] for row in rows(out / "transplant_result_file" / "unsupported_api.csv")[1:]]
+    loop_tip = (
+        "left as it is: a loop's variable gives each iteration its own card (a model spread over cards); "
+        "with one process per card from the environment, check that every index it takes is a card "
+        "this process has"
+    )
+    rank_tip = (
+        "left as it is: the device already comes from the environment or a rank; check that it agrees "
+        "with the index the migration takes from the environment"
+    )
+    assert kept == [
+        ["spread.py", "7", "7", "torch.device", loop_tip],
+        ["spread.py", "8", "8", "torch.device", loop_tip],
+        ["spread.py", "14", "14", "torch.cuda.set_device", rank_tip],
+    ]

@@ -99,6 +99,7 @@ class FileFacts:
         self.imports: Dict[str, str] = {}  # local alias -> what it imports, file-wide
         self._import_statements: List[ast.AST] = []  # met during the scan
         self._used_names: Optional[Set[str]] = None
+        self._loop_variables: Optional[Set[str]] = None
         self._function_scopes: Dict[int, ScopeFacts] = {}  # id(module-level def) -> its scope
         self.tree: Optional[ast.AST] = tree
         if tree is None:
@@ -121,6 +122,21 @@ class FileFacts:
                 node.id for node in nodes if isinstance(node, ast.Name) and isinstance(node.ctx, reads)
             }
         return self._used_names
+
+    @property
+    def loop_variables(self) -> Set[str]:
+        """The names for loops and comprehensions bind anywhere in the file (``for i, x in ...``)."""
+        if self._loop_variables is None:
+            nodes = module_nodes(self.tree) if self.tree is not None else ()
+            loops = (ast.For, ast.AsyncFor, ast.comprehension)
+            self._loop_variables = {
+                name.id
+                for node in nodes
+                if isinstance(node, loops)
+                for name in ast.walk(node.target)
+                if isinstance(name, ast.Name)
+            }
+        return self._loop_variables
 
     def classes_defining(self, method: str) -> Set[str]:
         return classes_defining(self.tree, method) if self.tree is not None else set()

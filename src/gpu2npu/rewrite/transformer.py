@@ -233,10 +233,11 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         end = end if end is not None else start
         self.changes.append(Change(start, end, operation, message, rule_id, resolves=resolves))
 
-    def keep(self, name: str, rule_id: str, works: bool = True) -> None:
-        """Report the call being visited as kept as it is (by default: it works), with the rule's tip."""
+    def keep(self, name: str, rule_id: str, works: bool = True, tip: str = "") -> None:
+        """Report the call being visited as kept as it is (by default: it works), with the rule's tip
+        or ``tip``."""
         line = self.line()
-        self.kept_here.append(Kept(line, name, self._newlines + 1, name, rule_id, works=works))
+        self.kept_here.append(Kept(line, name, self._newlines + 1, name, rule_id, works=works, tip=tip))
 
     def indentation(self) -> str:
         """The leading whitespace of the first line of the call being rewritten."""

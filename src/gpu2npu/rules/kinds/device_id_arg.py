@@ -6,8 +6,11 @@
 device); the name and device type are the InsertDeviceIdRule's. ``values`` says which arguments
 change: ``indexed`` only a fixed index (an int literal, ``'npu:1'``), ``any`` every value. A
 call with a CPU device among its arguments is left alone; a value that already comes from the
-environment or a rank (``LOCAL_RANK``, ``os.environ``, ``args.local_rank``, or a name the file
-assigns from one of them) is left alone and reported with ``tip``.
+environment or a rank (``LOCAL_RANK``, ``os.environ``, ``args.local_rank``, or made of names the
+file assigns from one of them: ``proc_id % num_gpus``) is left alone and reported with ``tip``.
+A value made of a loop's variable (``for path, index in mapping.items():`` then
+``torch.device(root.type, index)``) names one card per iteration, a model spread over cards: it is
+left alone too and reported with ``loop_tip``.
 
     rules:
       DeviceIdArgRule:
@@ -37,6 +40,7 @@ NEW_VALUES = ("device", "index", "delete")
 VALUES = ("indexed", "any")
 # A value read from the environment or naming a rank (LOCAL_RANK, args.local_rank, ddp_rank).
 FROM_ENVIRONMENT = re.compile(r"environ|getenv|rank\b", re.IGNORECASE)
+ROOT_NAME = re.compile(r"(?<![.\w])[A-Za-z_]\w*")
 INDEXED_DEVICE = re.compile(r"^[a-z]+:[0-9]+$")
 CPU_DEVICE = re.compile(r"^cpu(:[0-9]+)?$")
 
@@ -48,6 +52,7 @@ class DeviceIdArg(CallArgumentKind):
         "arg_new": Field(str, required=True, help="device, index or delete"),
         "values": Field(str, default="indexed", help="indexed (a fixed index) or any"),
         "tip": Field(str, required=True, help="what to do where a value from the environment stays"),
+        "loop_tip": Field(str, default="", help="what to do where a loop's variable (a card each) stays"),
     }
 
     def validate(self, fields):
@@ -85,6 +90,9 @@ class DeviceIdArg(CallArgumentKind):
         if FROM_ENVIRONMENT.search(code) or _assigned_from_environment(ctx.source, code):
             ctx.keep(name_subject(rule["func_name"]), rule.id)
             return call
+        if ctx.facts.loop_variables & _roots(code):
+            ctx.keep(name_subject(rule["func_name"]), rule.id, tip=rule["loop_tip"] or rule["tip"])
+            return call
         where = argument_label(call.args[position], rule)
         if rule["arg_new"] == "delete":
             ctx.record("DELETE", f"delete the arg {where} of function {rule['func_name']} (-s)", rule.id)
@@ -97,11 +105,19 @@ class DeviceIdArg(CallArgumentKind):
 
 def _assigned_from_environment(source: str, code: str) -> bool:
     """A name (or attribute) the file assigns from the environment or a rank somewhere
-    (``device = f'cuda:{ddp_local_rank}'`` then ``set_device(device)``)."""
-    if not all(part.isidentifier() for part in code.split(".")):
-        return False
-    assignments = re.finditer(rf"(?m)^[ \t]*{re.escape(code)}[ \t]*=(?!=)(.*)$", source)
-    return any(FROM_ENVIRONMENT.search(match.group(1)) for match in assignments)
+    (``device = f'cuda:{ddp_local_rank}'`` then ``set_device(device)``), or an expression of
+    names one of which it assigns so (``proc_id % num_gpus``, ``proc_id`` from SLURM_PROCID)."""
+    names = [code] if all(part.isidentifier() for part in code.split(".")) else sorted(_roots(code))
+    for name in names:
+        assignments = re.finditer(rf"(?m)^[ \t]*{re.escape(name)}[ \t]*=(?!=)(.*)$", source)
+        if any(FROM_ENVIRONMENT.search(match.group(1)) for match in assignments):
+            return True
+    return False
+
+
+def _roots(code: str) -> set:
+    """The names an expression reads (not attributes: ``args`` of ``args.gpu``)."""
+    return set(ROOT_NAME.findall(code))
 
 
 def _is_indexed(value: cst.BaseExpression) -> bool:
