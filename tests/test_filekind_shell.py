@@ -7,7 +7,7 @@ from pathlib import Path
 
 import bashlex
 import pytest
-from helpers import index_with, migrate_file, write
+from helpers import builtin_index, index_with, migrate_file, write
 
 from gpu2npu.errors import RuleFileError
 from gpu2npu.filekinds import classify
@@ -493,3 +493,60 @@ def test_dockerfile_escape_directive_and_crlf():
     outcome = migrate_file("Dockerfile", dockerfile)
     assert outcome.new_bytes == dockerfile.replace(b"nccl", b"hccl")
     assert [(r.line, r.subject) for r in outcome.reported] == [(4, "NCCL_DEBUG")]
+
+
+INLINE_PYTHON = """#!/bin/bash
+GPUS_PER_NODE=$(python -c 'import torch; print(torch.cuda.device_count())')
+python3 -u -W ignore -c "import torch; print(torch.cuda.is_available())"
+python -c import torch
+python -c "import torch; print('cuda' if torch.cuda.is_available() else 'cpu')"
+python -c 'x = 1'
+python train.py -c 'torch.cuda.synchronize()' --device cuda
+"""
+
+
+def test_python_c_code_is_migrated_where_it_fits_its_quotes():
+    """Qwen's launchers count devices with ``python -c '...torch.cuda.device_count()'``: 0 on an
+    NPU, so torchrun got --nproc_per_node 0. The code is migrated as Python (one line stays one
+    line). Left as written: unquoted code (the shell splits it), code holding other quotes (the
+    mentions row lists it), code with nothing to change, and a script's own -c option."""
+    expected = (
+        INLINE_PYTHON.replace(
+            "'import torch; print(torch.cuda.device_count())'",
+            "'import torch; import torch_npu; print(torch.npu.device_count())'",
+        )
+        .replace(
+            '"import torch; print(torch.cuda.is_available())"',
+            '"import torch; import torch_npu; print(torch.npu.is_available())"',
+        )
+        .replace("--device cuda", "--device npu")
+    )
+    outcome = migrate_file("run.sh", INLINE_PYTHON.encode())
+    assert outcome.new_bytes.decode() == expected
+    assert [(c.start_line, c.message, c.rule) for c in outcome.changes] == [
+        (
+            2,
+            "python -c: insert import torch_npu; change function torch.cuda.device_count to "
+            "torch_npu.npu.device_count",
+            "G2N289",
+        ),
+        (
+            3,
+            "python -c: insert import torch_npu; change function torch.cuda.is_available to "
+            "torch_npu.npu.is_available",
+            "G2N317",
+        ),
+        (7, "change device cuda to npu", "G2N830"),
+    ]
+    portable = migrated("run.sh", INLINE_PYTHON, index=builtin_index(target="portable"))
+    assert (
+        portable.splitlines()[1]
+        == "GPUS_PER_NODE=$(python -c 'import torch; print(torch.accelerator.device_count())')"
+    )
+
+
+def test_python_c_code_in_a_dockerfile_run_is_migrated():
+    text = 'FROM python:3.10\nRUN python -c "import torch; assert torch.cuda.is_available()"\n'
+    assert migrated("Dockerfile", text) == text.replace(
+        "import torch; assert torch.cuda", "import torch; import torch_npu; assert torch.npu"
+    )

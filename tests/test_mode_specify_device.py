@@ -286,7 +286,8 @@ def test_an_index_per_loop_iteration_or_from_a_slurm_rank_is_kept_and_reported(t
     source.mkdir()
     (source / "spread.py").write_text(SPREAD)
     (source / "train.py").write_text(
-        "import torch\n\nmodel = torch.nn.Linear(2, 2).cuda()\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "import torch\n\nmodel = torch.nn.Linear(2, 2).cuda()\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
         "for epoch in range(2):\n    model(torch.ones(1, 2)).sum().backward()\n    opt.step()\n"
     )
     mode = ["-s"] if flag == "-s" else ["distributed", "-m", source / "train.py"]

@@ -70,7 +70,7 @@ class DockerfileKind(FileKind):
 
     def migrate(self, data, rel, context):
         text = decode(data)
-        edits = ShellEdits(data, text, context.index)
+        edits = ShellEdits(data, text, context.index, context, rel)
         instructions, view = read_instructions(text)
         _DockerfileReader(view, edits, context.index).read(instructions)
         return edits.outcome()

@@ -9,7 +9,10 @@ What changes, by rule:
   outside single quotes;
 * the values of command-line options and Hydra overrides that ConfigValueRule knows
   (``--dist-backend nccl``, ``--device=cuda:$LOCAL_RANK``, ``trainer.device=cuda``): the value's
-  characters only, its quotes kept.
+  characters only, its quotes kept;
+* the code of ``python -c '...'`` (Qwen's ``$(python -c 'import torch;
+  print(torch.cuda.device_count())')``), migrated as Python, where it is one quoted word and its
+  new code still fits those quotes on as many lines.
 
 What is reported, by rule: variables without an NPU counterpart where they are set
 (EnvVarReportRule), commands without one where they run (CommandReportRule: ``nvidia-smi``,
@@ -44,6 +47,9 @@ EXPANSION = re.compile(rf"\$\{{?[#!]?({NAME})")
 LEADING_ASSIGNMENT = re.compile(
     rf"(?:(?:export|declare|typeset|local|readonly)\s+(?:-[A-Za-z]+\s+)*)?({NAME})\+?=(?!=)"
 )
+PYTHON = re.compile(r"python(?:[0-9](?:\.[0-9]+)?)?")
+INLINE_PYTHON = r"(?<![A-Za-z0-9_])python[0-9.]*\s(?:[^;&|\n]*\s)?-c\s"  # finds python -c
+PYTHON_VALUE_OPTIONS = {"-W", "-X"}  # options of python taking the next word as their value
 OPTION = re.compile(r"-{1,2}[A-Za-z][A-Za-z0-9_.\-]*")
 OVERRIDE = re.compile(r"[+~]{0,2}([A-Za-z_][A-Za-z0-9_.\-/@]*)=")  # Hydra: trainer.device=cuda
 DURATION = re.compile(r"[0-9.]+[smhd]?")
@@ -132,7 +138,7 @@ def _build_tables(index) -> ShellTables:
     whole = set(renames) | set(names) | values
     plain_commands = {name for name, rules in commands.items() if any(p is None for _, p in rules)}
     starts = {prefix for prefix, _ in prefixes}
-    every = _words_pattern(whole | set(commands), starts)
+    every = "|".join(filter(None, [_words_pattern(whole | set(commands), starts), INLINE_PYTHON]))
     return ShellTables(
         renames,
         names,
@@ -160,9 +166,12 @@ def _words_pattern(words, starts) -> str:
 class ShellEdits:
     """The edits and reported rows of one file, by character position in its decoded text."""
 
-    def __init__(self, data: bytes, text: str, index):
+    def __init__(self, data: bytes, text: str, index, context=None, rel: str = ""):
+        """``context``: the KindContext whose Python migration rewrites ``python -c`` code
+        (None: such code is left as it is); ``rel``: the file's path."""
         self.text = text
         self.index = index
+        self.context, self.rel = context, rel
         self.tables = shell_tables(index)
         self.offsets = CharOffsets(text)
         self.edits = SpanEdits(data)
@@ -198,6 +207,25 @@ class ShellEdits:
     def rename(self, name: str, start: int) -> bool:
         target = self.tables.renames.get(name)
         return target is not None and self.replace(start, name, target.new, target.message, target.rule_id)
+
+    def python_code(self, word: Word) -> None:
+        """The code word of ``python -c``, migrated where the new code fits the word's quotes
+        (unquoted code is left: the shell splits and expands it) on as many lines."""
+        literal = literal_span(word.raw)
+        if self.context is None or literal is None or not literal[0]:
+            return
+        offset, code = literal
+        new, changes, skipped = self.context.migrate_python(code.encode("utf-8"), self.rel)
+        if new is None or skipped or not changes:
+            return
+        text = new.decode("utf-8")
+        quote = word.raw[0]
+        unsafe = "'" if quote == "'" else '"$`\\!'
+        if any(char in text for char in unsafe) or text.count("\n") != code.count("\n"):
+            return
+        main = next((c for c in changes if c.operation != "INSERT"), changes[0])  # not import torch_npu
+        message = "python -c: " + "; ".join(dict.fromkeys(c.message for c in changes))
+        self.replace(word.start + offset, code, text, message, main.rule)
 
     def setting(self, key: str, start: int, raw: str) -> bool:
         """The value (``raw``, at ``start``) of an option or override ``key``, changed if a
@@ -263,8 +291,20 @@ def read_command(words: List[Word], edits: ShellEdits) -> None:
                     edits.variable_set(found.group(1), word.start)
         return
     _report_command(name, words, edits)
+    if PYTHON.fullmatch(name):
+        _inline_python(words[1:], edits)
     if name not in PRINTING:
         _read_options(words[1:], edits)
+
+
+def _inline_python(words: List[Word], edits: ShellEdits) -> None:
+    """``python [options] -c CODE``: the code migrated (a script's arguments are left alone)."""
+    i = 0
+    while i < len(words) and words[i].value.startswith("-"):
+        if words[i].value == "-c" and i + 1 < len(words):
+            edits.python_code(words[i + 1])
+            return
+        i += 2 if words[i].value in PYTHON_VALUE_OPTIONS else 1
 
 
 def _base_name(command: str) -> str:
@@ -520,7 +560,7 @@ class ShellScript(FileKind):
         if tables.byte_triggers is None or not tables.byte_triggers.search(data):
             return KindOutcome()
         text = decode(data)
-        edits = ShellEdits(data, text, context.index)
+        edits = ShellEdits(data, text, context.index, context, rel)
         result = read_shell(text, 0, edits)
         if not result.understood and result.unread:
             return KindOutcome(
