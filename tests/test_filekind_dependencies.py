@@ -10,7 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import builtin_index, index_with, migrate_file
+from helpers import builtin_index, index_with, migrate_file, run_cli
+from helpers import rows as csv_rows
 
 from gpu2npu.filekinds import classify
 from gpu2npu.filekinds.packaging import poetry_specifier, setup_py_dependencies
@@ -103,7 +104,7 @@ def test_the_plan_lists_flash_attn_xformers_apex_triton_and_deepspeed_with_an_ac
     torch = (
         "torch==2.1.0",
         0,
-        "added",
+        "to install",
         f"torch==2.1.0 {CPU_BUILD}",
         "install torch==2.1.0 first, before torch_npu",
     )
@@ -123,7 +124,18 @@ def test_the_plan_lists_flash_attn_xformers_apex_triton_and_deepspeed_with_an_ac
         (0, "flash-attn", *flash),
         (0, "xformers", *xformers),
         (1, "torch", *torch, ACCELERATOR_BUILDS, "TNPU; REL", "G2N861"),
-        (2, "torch_npu", "torch_npu==2.1.0.post17", 0, "added", NPU_ROUTE, NPU_ACTION, "", "REL", "G2N861"),
+        (
+            2,
+            "torch_npu",
+            "torch_npu==2.1.0.post17",
+            0,
+            "to install",
+            NPU_ROUTE,
+            NPU_ACTION,
+            "",
+            "REL",
+            "G2N861",
+        ),
         (4, "apex", *apex),
         (4, "triton", *triton),
         (4, "deepspeed", *deepspeed, "G2N874"),
@@ -424,7 +436,7 @@ def test_setup_py_dependencies():
         (0, "flash-attn", "flash-attn>=2.3", 8, "no NPU equivalent", "G2N870"),
         (0, "xformers", "xformers", 8, "no NPU equivalent", "G2N871"),
         (1, "torch", "torch>=1.13,<2.3", 6, "kept", "G2N861"),
-        (2, "torch_npu", "torch_npu==2.1.0.post17", 0, "added", "G2N861"),
+        (2, "torch_npu", "torch_npu==2.1.0.post17", 0, "to install", "G2N861"),
         (4, "deepspeed", "deepspeed", 8, "works", "G2N874"),
         (4, "apex", "apex @ git+https://github.com/NVIDIA/apex", 13, "drop-in", "G2N872"),
     ]
@@ -594,3 +606,23 @@ def test_rule_ids_stay_in_their_block():
         if rule.kind in ("TorchNpuPinRule", "DependencyRule", "PackageSourceRule")
     ]
     assert len(ids) == len(set(ids)) and all("G2N860" <= rule_id <= "G2N899" for rule_id in ids)
+
+
+def test_torch_no_file_lists_is_planned_once_for_the_top_file_and_not_called_added(tmp_path):
+    """qlora: neither requirements.txt nor eval/requirements.txt lists torch. The plan said torch
+    and torch_npu were "added" to eval/requirements.txt (line 0), which stayed unchanged."""
+    project = tmp_path / "proj"
+    (project / "eval").mkdir(parents=True)
+    (project / "eval" / "requirements.txt").write_text("shortuuid\nray\n")
+    (project / "requirements.txt").write_text("transformers==4.31.0\nbitsandbytes==0.40.0\n")
+    (project / "train.py").write_text("import torch\nx = torch.ones(1).cuda()\n")
+    result = run_cli("migrate", "-i", project, "-o", tmp_path / "out", "-v", "2.1.0")
+    assert result.returncode == 0, result.stderr
+    plan = csv_rows(tmp_path / "out" / "proj_msft" / "transplant_result_file" / "dependency_plan.csv")
+    assert [row[:6] for row in plan[1:]] == [
+        ["0", "bitsandbytes", "bitsandbytes==0.40.0", "requirements.txt", "2", "no NPU equivalent"],
+        ["1", "torch", "torch==2.1.0", "requirements.txt", "0", "to install"],
+        ["2", "torch_npu", "torch_npu==2.1.0.post17", "requirements.txt", "0", "to install"],
+    ]
+    for name in ("requirements.txt", "eval/requirements.txt"):
+        assert (tmp_path / "out" / "proj_msft" / name).read_bytes() == (project / name).read_bytes()

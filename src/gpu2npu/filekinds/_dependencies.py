@@ -24,6 +24,7 @@ from gpu2npu.versions import known_versions, version_key
 
 TORCH, TORCH_NPU = "torch", "torch-npu"  # normalised names
 NPU_PACKAGE = "torch_npu"  # the name written when it is added
+TO_INSTALL = "to install"  # a dependency plan's status for a package no requirement file lists (line 0)
 COMPANIONS = ("torchvision", "torchaudio")
 CONDA_TORCH = "pytorch"  # conda's name of torch
 PIN_KIND, DEPENDENCY_KIND, SOURCE_KIND = "TorchNpuPinRule", "DependencyRule", "PackageSourceRule"
@@ -378,9 +379,9 @@ class _Planner:
             and self.items
             and not any(i.requirement.key == TORCH and i.requirement.valid for i in self.items)
         ):
-            self.plan.dependencies.append(self.torch_row(f"torch=={self.target}", 0, "added"))
+            self.plan.dependencies.append(self.torch_row(f"torch=={self.target}", 0, TO_INSTALL))
             if not self.has_npu:
-                self.plan.dependencies.append(self.npu_row(0, "added"))
+                self.plan.dependencies.append(self.npu_row(0, TO_INSTALL))
         if self.plan.additions:  # torch_npu is written after a torch: no row for adding it elsewhere
             self.plan.dependencies = [
                 row for row in self.plan.dependencies if not (row.package == NPU_PACKAGE and row.line == 0)
@@ -451,7 +452,7 @@ class _Planner:
             self.report(item, requirement.written, tip, self.pin.id)
         self.plan.dependencies.append(self.torch_row(requirement.written, item.line, "kept"))
         if not self.has_npu:
-            self.plan.dependencies.append(self.npu_row(0, "added"))
+            self.plan.dependencies.append(self.npu_row(0, TO_INSTALL))
 
     def cuda_labels(self, spec: str) -> List[str]:
         return [label for label in local_labels(spec) if source_rule(self.index, "local_version", label)]

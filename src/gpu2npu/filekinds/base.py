@@ -46,7 +46,7 @@ class PlannedDependency:
     package: str  # the name as the rule knows it
     requirement: str  # as written in the file ("flash-attn>=2.3"), or what was added
     line: int  # where it is written (0: not written anywhere, the plan adds it)
-    status: str  # "added", "pinned", "drop-in", "works", "no NPU equivalent"
+    status: str  # "added", "to install" (no file lists it: line 0), "pinned", "drop-in", "works", ...
     npu_route: str  # what to install or use instead
     action: str  # what to do
     conflicts: str = ""

@@ -99,7 +99,8 @@ def manual_rows(results) -> List[tuple]:
 
 def dependency_rows(results) -> List[tuple]:
     """The dependency plan: every requirement a rule knows, in install order. A package no file
-    writes (line 0: torch_npu where no list holds torch) is planned once, not once per file."""
+    writes (line 0: torch_npu where no list holds torch) is planned once, not once per file, for
+    the file nearest the top of the tree."""
     rows = [
         (
             d.install_order,
@@ -119,14 +120,13 @@ def dependency_rows(results) -> List[tuple]:
     ]
     rows.sort(key=lambda row: (row[0], row[1], row[3], row[4]))
     written = {row[1] for row in rows if row[4]}
-    planned = set()
-    kept = []
+    unwritten = {}  # package -> its row of the top-most file (requirements.txt, not eval/...)
     for row in rows:
-        if not row[4] and (row[1] in written or row[1] in planned):
-            continue
-        planned.add(row[1])
-        kept.append(row)
-    return kept
+        if not row[4] and row[1] not in written:
+            best = unwritten.get(row[1])
+            if best is None or (row[3].count("/"), row[3]) < (best[3].count("/"), best[3]):
+                unwritten[row[1]] = row
+    return [row for row in rows if row[4] or unwritten.get(row[1]) is row]
 
 
 def optimization_rows(run) -> List[tuple]:
