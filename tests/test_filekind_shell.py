@@ -550,3 +550,17 @@ def test_python_c_code_in_a_dockerfile_run_is_migrated():
     assert migrated("Dockerfile", text) == text.replace(
         "import torch; assert torch.cuda", "import torch; import torch_npu; assert torch.npu"
     )
+
+
+def test_only_the_nvidia_container_runtimes_variables_are_reported_as_such():
+    """FastChat's NVIDIA_API_KEY (NVIDIA's hosted models) was reported as a container-runtime
+    variable to replace with ASCEND_VISIBLE_DEVICES."""
+    text = (
+        "export NVIDIA_API_KEY=x\nexport NVIDIA_DRIVER_CAPABILITIES=all\n"
+        'export NVIDIA_REQUIRE_CUDA="cuda>=12"\nexport NVIDIA_VISIBLE_DEVICES=0\n'
+    )
+    assert [row[:3] for row in reported("run.sh", text)] == [
+        (2, "NVIDIA_DRIVER_CAPABILITIES", "G2N824"),
+        (3, "NVIDIA_REQUIRE_CUDA", "G2N829"),
+        (4, "NVIDIA_VISIBLE_DEVICES", "G2N820"),
+    ]
