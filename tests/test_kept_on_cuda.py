@@ -307,3 +307,30 @@ def test_a_cuda_test_bound_to_a_name_is_kept_where_the_name_selects_cuda_only_co
     ).replace("on_gpu = q.is_cuda", "on_gpu = q.is_npu").replace("q.cuda()", "q.npu()").replace(
         "        is_cuda = q.is_cuda\n", "        is_cuda = q.is_npu\n"
     )
+
+
+SHORT_CIRCUIT = """import pytest
+import torch
+
+
+@pytest.mark.skipif(
+    not torch.cuda.is_available() or torch.cuda.get_device_capability()[0] < 8,
+    reason="needs sm80",
+)
+def test_flash():
+    ok = torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 8
+    fallback = torch.cuda.is_available() or torch.ones(1).cuda()
+    return ok, fallback
+"""
+
+
+def test_a_cuda_test_before_cuda_only_code_in_an_and_or_chain_is_kept():
+    """x-transformers' skipif: the capability is read only where the kept test says CUDA. As
+    ``not torch.npu.is_available() or ...`` the NPU host read it and the module failed to load.
+    Where the later operand runs off CUDA (``is_available() or x``), the test changes."""
+    assert migrate_code(SHORT_CIRCUIT) == SHORT_CIRCUIT.replace(
+        "import torch\n", "import torch\nimport torch_npu\n", 1
+    ).replace(
+        "fallback = torch.cuda.is_available() or torch.ones(1).cuda()",
+        "fallback = torch.npu.is_available() or torch.ones(1).npu()",
+    )

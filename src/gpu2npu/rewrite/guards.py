@@ -87,6 +87,7 @@ def kept_guards(
                 paths += _cuda_path(node, after, imports, table, rewritten)
         if not paths or not cuda_only.learn_attributes(tree, paths):
             break
+    found.update(_short_circuit_tests(tree, imports, index.guard_tests, cuda_only, rewritten))
     if not literals and not selectors:
         return sorted(found)
     numbers = literal_numbers(tree)
@@ -208,6 +209,21 @@ def _polarity(test: ast.AST, imports, table, rewritten) -> Optional[int]:
     if next(_guard_tests(test, imports, *table), None) is not None:
         return 1 if isinstance(test, (ast.Call, ast.Attribute, ast.Name)) else 0
     return None
+
+
+def _short_circuit_tests(tree: ast.AST, imports, table, cuda_only, rewritten) -> Iterator[Kept]:
+    """The CUDA tests of ``and``/``or`` chains whose later operands run only where the test says
+    CUDA and use CUDA-only code (x-transformers' ``skipif(not torch.cuda.is_available() or
+    torch.cuda.get_device_capability()[0] < 8)``, a decorator, no branching statement)."""
+    for node in module_nodes(tree):
+        if not isinstance(node, ast.BoolOp):
+            continue
+        on_cuda = 1 if isinstance(node.op, ast.And) else -1  # the polarity that lets the rest run on CUDA
+        for position, value in enumerate(node.values[:-1]):
+            if _polarity(value, imports, (table, {}), rewritten) != on_cuda:
+                continue
+            if any(cuda_only.used_in(later) for later in node.values[position + 1 :]):
+                yield from _guard_tests(value, imports, table)
 
 
 def _cuda_path(node: ast.AST, after: List[ast.stmt], imports, table, rewritten) -> List[ast.AST]:
