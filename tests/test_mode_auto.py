@@ -233,7 +233,9 @@ def test_rules_list_shows_the_rules_of_a_mode():
     ids = [line.split("|")[1].strip() for line in auto.stdout.splitlines() if line.startswith("| G2N")]
     python_ids = [rule_id for rule_id in ids if rule_id < "G2N800"]  # G2N8xx: the other file kinds'
     assert python_ids == [f"G2N70{n}" for n in range(9)] + ["G2N730", "G2N731", "G2N732"]  # + every mode's
-    assert {"G2N800", "G2N830", "G2N870"} <= set(ids)  # launchers, configs, requirements
+    assert {"G2N800", "G2N832", "G2N870"} <= set(ids)  # launchers, configs, requirements
+    # config values stay 'cuda': the unchanged code compares them so, and transfer_to_npu redirects them
+    assert not {"G2N830", "G2N831", "G2N845"} & set(ids)
     full = run_cli("rules", "list", "-v", "2.8.0")
     assert "| G2N001 " in full.stdout and "| G2N730 " in full.stdout and "| G2N700 " not in full.stdout
     specify = run_cli("rules", "list", "--mode", "specify-device", "-v", "2.8.0")
@@ -333,3 +335,22 @@ MAIN = '\nif __name__ == "__main__":\n    pass\n'
 )
 def test_entry_scripts_are_the_programs_that_may_use_torch(tmp_path, files, entries):
     assert entries_of(tmp_path, files) == entries
+
+
+def test_a_configs_device_and_backend_stay_what_the_unchanged_code_compares(tmp_path):
+    """MiniGPT-4: the auto copy renamed ``device: "cuda"`` in its configs while
+    ``runner_base.py`` still tests ``device.type == "cuda"``: the model went to the NPU and every
+    batch stayed on the CPU. transfer_to_npu redirects 'cuda' and nccl where they are used."""
+    source = tmp_path / "proj"
+    source.mkdir()
+    config = 'run:\n  device: "cuda"\n  dist_backend: nccl\n'
+    (source / "train.yaml").write_text(config)
+    (source / "train.py").write_text(
+        "import torch\nimport yaml\n\nif __name__ == '__main__':\n"
+        "    device = torch.device(yaml.safe_load(open('train.yaml'))['run']['device'])\n"
+        "    print(device.type == 'cuda')\n"
+    )
+    result, out = migrate_auto(tmp_path, source=source)
+    assert result.returncode == 0, result.stderr
+    assert (out / "train.yaml").read_text() == config
+    assert (out / "train.py").read_text().startswith(ENTRY_LINES)
