@@ -295,18 +295,24 @@ class Attend:
     def rebound(self, q, is_cuda=True):
         is_cuda = q.is_cuda
         return self.cuda_config if is_cuda else None
+
+    def also_placing(self, q):
+        use_cuda = q.is_cuda
+        device = "cuda" if use_cuda else "cpu"
+        return self.cuda_config if use_cuda else device
 """
 
 
 def test_a_cuda_test_bound_to_a_name_is_kept_where_the_name_selects_cuda_only_code():
     """``is_cuda`` bound through starred unpacking picks ``self.cuda_config`` (set only behind the
     kept ``torch.cuda.is_available()``): its ``q.is_cuda`` stays. A name selecting plain torch code
-    changes, and so does one also bound otherwise (a parameter): the name may not hold the test."""
+    changes, and so does one also bound otherwise (a parameter): the name may not hold the test,
+    or one also read elsewhere (it places tensors too: keeping it would leave them on the CPU)."""
     assert migrate_code(ALIASED_TEST) == ALIASED_TEST.replace(
         "import torch\n", "import torch\nimport torch_npu\n", 1
     ).replace("on_gpu = q.is_cuda", "on_gpu = q.is_npu").replace("q.cuda()", "q.npu()").replace(
         "        is_cuda = q.is_cuda\n", "        is_cuda = q.is_npu\n"
-    )
+    ).replace("use_cuda = q.is_cuda", "use_cuda = q.is_npu").replace('device = "cuda"', 'device = "npu"')
 
 
 SHORT_CIRCUIT = """import pytest

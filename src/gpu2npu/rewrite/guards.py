@@ -33,7 +33,7 @@ as they are and the reports list them.
 from __future__ import annotations
 
 import ast
-from typing import Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
+from typing import Dict, FrozenSet, Iterator, List, NamedTuple, Optional, Set, Tuple
 
 from gpu2npu.rewrite.changes import STRING, Kept
 from gpu2npu.rewrite.compared import literal_numbers
@@ -67,26 +67,35 @@ def kept_guards(
     aliases = _test_aliases(tree, imports, index.guard_tests)
     branchings = []
     for node, after in _branchings(tree):
-        tests = list(_guard_tests(node.test, imports, index.guard_tests, aliases.get(id(node), {})))
+        tests = list(_guard_tests(node.test, imports, index.guard_tests))
         devices = _device_literals(node.test, rewritten)
-        if tests or devices:
-            branchings.append((node, after, tests, devices))
+        named = aliases.get(id(node), {})
+        read = [named[n.id] for n in ast.walk(node.test) if isinstance(n, ast.Name) and n.id in named]
+        if tests or devices or read:
+            branchings.append((node, after, tests, devices, read))
     found: Set[Kept] = set()
     literals: List[ast.Constant] = []
     selectors: Set[str] = set()
     kept_nodes: Set[int] = set()
+    kept_reads: Set[int] = set()  # the names read in the tests of kept branchings
+    chosen: Set[Alias] = set()
     paths: List[ast.AST] = []  # the code that runs only where a kept test says CUDA
     while True:
-        for node, after, tests, devices in branchings:
+        for node, after, tests, devices, read in branchings:
             if id(node) not in kept_nodes and any(cuda_only.used_in(part) for part in [node, *after]):
                 kept_nodes.add(id(node))
                 found.update(tests)
                 literals += devices
                 selectors |= _selectors(node.test, rewritten)
-                table = (index.guard_tests, aliases.get(id(node), {}))
-                paths += _cuda_path(node, after, imports, table, rewritten)
+                kept_reads.update(id(n) for n in ast.walk(node.test) if isinstance(n, ast.Name))
+                chosen.update(read)
+                named = {name: alias.test for name, alias in aliases.get(id(node), {}).items()}
+                paths += _cuda_path(node, after, imports, (index.guard_tests, named), rewritten)
         if not paths or not cuda_only.learn_attributes(tree, paths):
             break
+    for alias in chosen:  # kept only where nothing else reads the name (use_cuda picking a device)
+        if alias.reads <= kept_reads:
+            found.update(_guard_tests(alias.test, imports, index.guard_tests))
     found.update(_short_circuit_tests(tree, imports, index.guard_tests, cuda_only, rewritten))
     if not literals and not selectors:
         return sorted(found)
@@ -255,10 +264,17 @@ def _branchings(tree: ast.AST) -> Iterator[Tuple[ast.AST, List[ast.stmt]]]:
                     yield statement, []
 
 
-def _test_aliases(tree: ast.AST, imports, table) -> Dict[int, Dict[str, ast.AST]]:
+class Alias(NamedTuple):
+    """A local name bound only to a CUDA test: that test, and where the name is read."""
+
+    test: ast.AST
+    reads: FrozenSet[int]  # ids of its Name nodes read in the scope
+
+
+def _test_aliases(tree: ast.AST, imports, table) -> Dict[int, Dict[str, Alias]]:
     """For each branching, the local names of its scope bound to a CUDA test and to nothing else
-    (``is_cuda = q.is_cuda``; ``_, is_cuda = *q.shape, q.is_cuda``), with that test."""
-    found: Dict[int, Dict[str, ast.AST]] = {}
+    (``is_cuda = q.is_cuda``; ``_, is_cuda = *q.shape, q.is_cuda``)."""
+    found: Dict[int, Dict[str, Alias]] = {}
     for scope in [tree, *(n for n in module_nodes(tree) if isinstance(n, FUNCTIONS[:2]))]:
         nodes = list(_scope_nodes(scope))
         bound: Dict[str, List[Optional[ast.AST]]] = {}
@@ -269,13 +285,16 @@ def _test_aliases(tree: ast.AST, imports, table) -> Dict[int, Dict[str, ast.AST]
                     assigned.update(id(name) for name in ast.walk(target))
                     for name, value in _unpacked(target, node.value):
                         bound.setdefault(name, []).append(value)
+        reads: Dict[str, Set[int]] = {}
         for node in nodes:
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and id(node) not in assigned:
                 bound.setdefault(node.id, []).append(None)  # bound otherwise (for, with, walrus)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                reads.setdefault(node.id, set()).add(id(node))
             elif isinstance(node, ast.arg):
                 bound.setdefault(node.arg, []).append(None)
         aliases = {
-            name: values[0]
+            name: Alias(values[0], frozenset(reads.get(name, ())))
             for name, values in bound.items()
             if all(value is not None and _is_test(value, imports, table) for value in values)
         }
