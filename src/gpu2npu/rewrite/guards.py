@@ -17,7 +17,9 @@ only on CUDA after the migration:
   elsewhere): a test choosing it must not let the NPU take it.
 
 A local name bound only to a CUDA test (``..., is_cuda, device = *q.shape, q.is_cuda, q.device``)
-tests what that test tests: where a kept branching reads it, the test it is bound to is kept.
+tests what that test tests: where kept branchings are all that read it, the test it is bound to is
+kept. An ``and``/``or`` chain outside any branching statement (a ``skipif`` decorator) keeps its
+test where its later operands, run only on CUDA, use CUDA-only code.
 
 A test is a CUDA test of the rule (``torch.cuda.is_available()``, ``x.is_cuda``) or a device
 compared with ``'cuda'`` (``x.device.type == 'cuda'``), whose literal is kept then. A name compared
@@ -275,7 +277,7 @@ def _test_aliases(tree: ast.AST, imports, table) -> Dict[int, Dict[str, Alias]]:
     """For each branching, the local names of its scope bound to a CUDA test and to nothing else
     (``is_cuda = q.is_cuda``; ``_, is_cuda = *q.shape, q.is_cuda``)."""
     found: Dict[int, Dict[str, Alias]] = {}
-    for scope in [tree, *(n for n in module_nodes(tree) if isinstance(n, FUNCTIONS[:2]))]:
+    for scope in [tree, *(n for n in module_nodes(tree) if isinstance(n, SCOPES))]:
         nodes = list(_scope_nodes(scope))
         bound: Dict[str, List[Optional[ast.AST]]] = {}
         assigned: Set[int] = set()
@@ -303,7 +305,8 @@ def _test_aliases(tree: ast.AST, imports, table) -> Dict[int, Dict[str, Alias]]:
     return found
 
 
-FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef)  # where local names are bound (lambdas bind none)
+FUNCTIONS = SCOPES + (ast.Lambda,)
 
 
 def _scope_nodes(scope: ast.AST) -> Iterator[ast.AST]:
