@@ -45,7 +45,8 @@ def test_fixed_indices_take_the_device_from_the_environment_and_cpu_stays(tmp_pa
             "10",
             "10",
             "INSERT",
-            "insert the statements that take DEVICE_ID from the environment",
+            "insert the statements that take DEVICE_ID from the environment (not selecting it: the script "
+            "calls batches of utils/data.py, which selects its device, line 10)",
             "G2N720",
         ],
         [
@@ -254,6 +255,77 @@ def test_a_script_selecting_its_device_itself_and_a_library_are_not_given_a_devi
         ["serve.py", "4", "4", "INSERT", f"{taken} {itself}, line 11)", "G2N720"],
         ["worker.py", "3", "3", "INSERT", f"{taken} {itself}, line 7)", "G2N720"],
     ]
+
+
+SELECTING_ELSEWHERE = {
+    "utils.py": (
+        "import os\n\nimport torch\n\n\ndef init_distributed_mode(args):\n"
+        "    args.gpu = int(os.environ['LOCAL_RANK'])\n    torch.cuda.set_device(args.gpu)\n\n\n"
+        "def helper():\n    return 1\n"
+    ),
+    "cm/dist_util.py": (
+        "import os\n\n\nclass Setup:\n    def setup_dist(self):\n"
+        "        os.environ['CUDA_VISIBLE_DEVICES'] = os.environ['LOCAL_RANK']\n"
+    ),
+    "cm/claims.py": "import torch\n\ntorch.cuda.set_device(int(__import__('os').environ['LOCAL_RANK']))\n",
+    "train_caption.py": (
+        "import torch\n\nimport utils\n\n\ndef main(args):\n    utils.init_distributed_mode(args)\n"
+        "    print(torch.ones(2).cuda())\n\n\nif __name__ == '__main__':\n    main(None)\n"
+    ),
+    "cm_train.py": (
+        "import torch\nfrom cm.dist_util import Setup\n\nif __name__ == '__main__':\n"
+        "    Setup().setup_dist()\n    print(torch.ones(2).cuda())\n"
+    ),
+    "claim.py": (
+        "import torch\nimport cm.claims\n\nif __name__ == '__main__':\n    print(torch.ones(2).cuda())\n"
+    ),
+    "evaluate.py": (
+        "import torch\nfrom utils import helper\n\nif __name__ == '__main__':\n"
+        "    print(helper(), torch.ones(2).cuda())\n"
+    ),
+}
+
+
+def test_a_script_whose_imported_module_selects_its_device_is_not_given_a_device_at_import(tmp_path):
+    """BLIP's train scripts call ``utils.init_distributed_mode`` (``set_device(args.gpu)``, a
+    rank) and consistency_models' ``dist_util.setup_dist`` sets the visible devices: a device
+    selected at import claimed card DEVICE_ID in every torchrun worker first. A script that
+    imports such a module without calling that function still selects DEVICE_ID."""
+    source = tmp_path / "proj"
+    for name, text in SELECTING_ELSEWHERE.items():
+        (source / name).parent.mkdir(parents=True, exist_ok=True)
+        (source / name).write_text(text)
+    result, out = migrate_s(tmp_path, "-s", source=source)
+    assert result.returncode == 0, result.stderr
+    entries = ["train_caption.py", "cm_train.py", "claim.py", "evaluate.py"]
+    selects = {name: "set_device(DEVICE_ID)\n" in (out / name).read_text() for name in entries}
+    assert selects == {
+        "train_caption.py": False,
+        "cm_train.py": False,
+        "claim.py": False,
+        "evaluate.py": True,
+    }
+    inserts = {
+        row[0]: row[4]
+        for row in python_change_rows(out / "transplant_result_file" / "change_list.csv")
+        if row[5] == "G2N720" and row[0] in entries
+    }
+    taken = "insert the statements that take DEVICE_ID from the environment"
+    assert inserts == {
+        "train_caption.py": f"{taken} (not selecting it: the script calls init_distributed_mode of utils.py, "
+        "which selects its device, line 8)",
+        "cm_train.py": f"{taken} (not selecting it: the script calls setup_dist of cm/dist_util.py, "
+        "which selects its device, line 6)",
+        "claim.py": f"{taken} (not selecting it: the script imports cm/claims.py, which selects its device "
+        "on import, line 3)",
+        "evaluate.py": taken,
+    }
+    # named with --entry, the script's imports are still read
+    result, out = migrate_s(
+        tmp_path, "-s", "--entry", source / "train_caption.py", source=source, out="named"
+    )
+    assert result.returncode == 0, result.stderr
+    assert "set_device(DEVICE_ID)" not in (out / "train_caption.py").read_text()
 
 
 SPREAD = """import os

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Dict, FrozenSet, Iterator, List, Set, Tuple
 
 from gpu2npu.apis import advice
@@ -14,6 +15,7 @@ from gpu2npu.apis.cuda_ops import CPP_SUFFIXES, CudaOp, Extension, find_extensio
 from gpu2npu.filekinds.notebook import Notebook
 from gpu2npu.project.cache import CORRUPT
 from gpu2npu.project.plan import COPY, PYTHON, Plan
+from gpu2npu.rewrite.device_selection import MODULE_LEVEL, device_selections
 from gpu2npu.rewrite.facts import classes_defining
 from gpu2npu.rewrite.transformer import ProjectFacts
 from gpu2npu.rules.index import RuleIndex
@@ -43,6 +45,8 @@ class FileScan:
     inline: Tuple[CudaOp, ...]
     refusing: FrozenSet[str]  # the index's refused calls it makes ("zero_grad(set_to_none)")
     cuda_only: bool = False  # it cannot be imported without a CUDA-only library (whisper's triton_ops)
+    # -s: where it selects its device itself, by function ("" on import): (function, line)
+    selections: Tuple[Tuple[str, int], ...] = ()
 
 
 def scan_project(
@@ -54,6 +58,8 @@ def scan_project(
     methods = tuple(sorted(index.methods))
     refused = tuple(sorted(index.refused_calls))
     cuda_only = tuple(sorted(index.cuda_only_modules()))
+    block = index.device_block
+    device_name = block.name if block is not None and block.select_statements else None
     defining: Dict[str, Set[str]] = {method: set() for method in methods}
     extensions: List[Extension] = []
     inline: List[CudaOp] = []
@@ -61,16 +67,18 @@ def scan_project(
     starting: Dict[str, bool] = {}  # files that start a program when run: guarded by __main__?
     imports: Dict[str, FileScan] = {}  # by file, what its imports may load (when entries are looked for)
     find_entries = index.uses_entry_scripts and not chosen_entries
+    read_imports = find_entries or device_name is not None
     outcomes: List[str] = []
     refusing: Set[str] = set()
     cuda_only_files: Set[str] = set()
     for rel, data in _python_sources(plan):
-        found = _file_scan(rel, data, (methods, refused, cuda_only), find_entries, cache, outcomes)
+        wanted = (methods, refused, cuda_only, device_name)
+        found = _file_scan(rel, data, wanted, (find_entries, read_imports), cache, outcomes)
         imported |= found.imported
         refusing |= found.refusing
         if found.cuda_only:
             cuda_only_files.add(rel)
-        if find_entries:
+        if read_imports:
             imports[rel] = found
         if found.start:
             starting[rel] = found.start == MAIN_GUARD
@@ -89,30 +97,36 @@ def scan_project(
     facts.entries = chosen_entries or _entry_scripts(starting, facts, imports) | (
         _notebooks(plan) if find_entries else frozenset()
     )
+    if device_name is not None:
+        facts.selected_elsewhere = _selected_elsewhere(plan, facts.entries, imports)
     return ProjectScan(facts, ops, extensions, outcomes.count(CORRUPT))
 
 
-def _file_scan(rel: str, data: bytes, wanted, find_entries: bool, cache, outcomes: List[str]) -> FileScan:
+def _file_scan(rel: str, data: bytes, wanted, looking, cache, outcomes: List[str]) -> FileScan:
     """The file's record, from the cache when it holds one for these bytes; ``wanted``: the
-    renamed methods and the refused calls of the index."""
+    renamed methods, the refused calls, the CUDA-only modules of the index and the name -s
+    binds (None: other modes); ``looking``: whether entry scripts are looked for and imports read."""
     if cache is None:
-        return _scanned(rel, data, *wanted, find_entries)
-    key = cache.key(rel, "scan", data, (wanted, find_entries))
+        return _scanned(rel, data, *wanted, *looking)
+    key = cache.key(rel, "scan", data, (wanted, looking))
     outcome, found = cache.load(key)
     outcomes.append(outcome)
     if found is None:
-        found = _scanned(rel, data, *wanted, find_entries)
+        found = _scanned(rel, data, *wanted, *looking)
         cache.store(key, found)
     return found
 
 
-def _scanned(rel: str, data: bytes, methods, refused, cuda_only, find_entries: bool) -> FileScan:
+def _scanned(
+    rel: str, data: bytes, methods, refused, cuda_only, device_name, find_entries: bool, read_imports: bool
+) -> FileScan:
     """One read of the file's bytes; parsed only when it may define a renamed method, start a
-    program or import a CUDA-only library."""
+    program, import a CUDA-only library or (-s) select its device."""
     may_start = find_entries and _may_start_a_program(data)
     wanted = [method for method in methods if f"def {method}(".encode() in data]
     libraries = [module for module in cuda_only if _may_import(data, module)]
-    tree = parse_ast(data) if wanted or may_start or libraries else None  # one parse for all
+    may_select = device_name is not None and _SELECTION.search(data) is not None
+    tree = parse_ast(data) if wanted or may_start or libraries or may_select else None  # one parse for all
     start = (program_start(tree) or "") if may_start else ""
     defining = tuple((m, frozenset(classes_defining(tree, m))) for m in wanted) if tree is not None else ()
     extensions, inline = (), ()
@@ -121,14 +135,42 @@ def _scanned(rel: str, data: bytes, methods, refused, cuda_only, find_entries: b
         extensions, inline = tuple(find_extensions(text, rel)), tuple(inline_ops(text, rel))
     return FileScan(
         frozenset(_imported_module_names(data)),
-        project_imports(rel, data) if find_entries else (),
+        project_imports(rel, data) if read_imports else (),
         start,
         defining,
         extensions,
         inline,
         frozenset(call for call in refused if _makes_refused_call(data, call)),
         tree is not None and bool(libraries) and requires_a_library(tree, libraries),
+        tuple(device_selections(tree, device_name).items()) if may_select and tree is not None else (),
     )
+
+
+def _selected_elsewhere(plan: Plan, entries, imports: Dict[str, FileScan]) -> Dict[str, tuple]:
+    """By entry script, (module, line, function) where a module it imports (directly) selects
+    the device on import, or in a function the script calls (BLIP's ``utils.init_distributed_mode``,
+    consistency_models' ``dist_util.setup_dist``); entries with none are left out."""
+    found = {}
+    for entry in sorted(entries):
+        if entry not in imports:
+            continue
+        calls = None  # the entry's text, read once where a module it imports selects
+        for group in imports[entry].imports:
+            for path in group:
+                selections = imports[path].selections if path in imports and path != entry else ()
+                for function, line in selections:
+                    if calls is None:
+                        calls = _read_or_empty(plan.root / entry)
+                    if function == MODULE_LEVEL or re.search(rb"\b%s\s*\(" % function.encode(), calls):
+                        found.setdefault(entry, (path, line, function))
+    return found
+
+
+def _read_or_empty(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError:  # gone since it was scanned: the per-file pass reports it
+        return b""
 
 
 def _may_import(data: bytes, module: str) -> bool:
@@ -256,6 +298,7 @@ _PROGRAM_CALL = re.compile(rb"\.(?:%s)\(" % "|".join(sorted(PROGRAM_CALLS)).enco
 _LOOP = re.compile(rb"^(?:for|while|with)\b", re.MULTILINE)  # a statement at the top level that may be a loop
 # `import a.b as c`, `import a, b`, `from .a.b import c`: the module names, read off the bytes.
 _IMPORTS = re.compile(rb"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import|import[ \t]+([\w. \t,]+))", re.MULTILINE)
+_SELECTION = re.compile(rb"set_device|VISIBLE_DEVICES")
 _DYNAMIC = re.compile(rb"\b(?:import_module|__import__|exec|run_path|run_module)\(")
 
 

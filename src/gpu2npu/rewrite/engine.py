@@ -18,6 +18,7 @@ from gpu2npu.rewrite.changes import (
     kept_in_original_lines,
     original_lines,
 )
+from gpu2npu.rewrite.device_selection import MODULE_LEVEL, selects_its_device
 from gpu2npu.rewrite.distributed import distribute
 from gpu2npu.rewrite.imports import already_imported, insert_at_top, insert_by_text, leading_statements
 from gpu2npu.rewrite.kept import file_kept
@@ -25,7 +26,6 @@ from gpu2npu.rewrite.skeleton import source_skeleton
 from gpu2npu.rewrite.transformer import MigrationTransformer, ProjectFacts
 from gpu2npu.rules.index import DeviceBlock
 from gpu2npu.source.modules import is_script
-from gpu2npu.source.names import dotted
 from gpu2npu.source.parse import COPIED, PARSE_ERRORS, parse_ast, parse_failure, unreadable_reason
 
 
@@ -61,7 +61,9 @@ def migrate_source(
         result, already = _distributed(data, result, index.distributed, project, path)
     if index.device_block is not None and not result.skipped:
         block = index.device_block
-        result = _with_device_block(data, result, block, entry, block.entry_statements if not already else ())
+        statements = block.entry_statements if not already else ()
+        elsewhere = project.selected_elsewhere.get(path) if entry else None
+        result = _with_device_block(data, result, block, entry, statements, elsewhere)
     return result
 
 
@@ -167,12 +169,13 @@ def _distributed(data: bytes, result: SourceResult, plan, project: ProjectFacts,
 
 
 def _with_device_block(
-    data: bytes, result: SourceResult, block: DeviceBlock, entry: bool, entry_statements=()
+    data: bytes, result: SourceResult, block: DeviceBlock, entry: bool, entry_statements=(), elsewhere=None
 ) -> SourceResult:
     """The statements binding the device index from the environment, after the leading imports
     of a module whose migrated code uses the name, and of an entry script that imports torch
     (they select the device), then ``entry_statements`` in an entry script; never where the
-    module binds the name already."""
+    module binds the name already. ``elsewhere``: (module, line, function) where the script
+    calls a function of a module it imports that selects its device (it selects none then)."""
     current = result.new_bytes if result.new_bytes is not None else data
     if not entry and block.name.encode() not in current:
         return result
@@ -182,8 +185,9 @@ def _with_device_block(
     entry = entry and already_imported(current.decode("utf-8", "replace"), "torch", tree)
     if not (entry or _uses_name(tree, block.name)):
         return result
-    selecting = entry and block.select_statements and _selects_its_device(tree, block.name)
-    select = list(block.select_statements) if entry and not selecting else []
+    selecting = entry and block.select_statements and selects_its_device(tree, block.name)
+    elsewhere = None if selecting else elsewhere
+    select = list(block.select_statements) if entry and not (selecting or elsewhere) else []
     leading = leading_statements(tree, imports=True)
     missing = [f"import {module}" for module in block.imports if not _imported_plainly(leading, module)]
     statements = missing + list(block.statements) + select + list(entry_statements if entry else ())
@@ -200,32 +204,17 @@ def _with_device_block(
     if selecting:
         at = selecting + (len(statements) if selecting >= line else 0)  # read before the insertion
         message += f" (not selecting it: the script selects its device itself, line {line_of(at)})"
+    elif entry and elsewhere:
+        module, at, function = elsewhere
+        message += f" (not selecting it: {_selection_elsewhere(module, at, function)})"
     added = in_original_lines([Change(line, end, INSERT, message, block.rule_id)], line_of)
     return SourceResult(new_bytes, sorted(result.changes + added), kept=result.kept)
 
 
-def _selects_its_device(tree: ast.Module, name: str) -> int:
-    """The line where the script selects its device itself, 0 where it does not: a ``set_device``
-    call given something other than ``name`` (a rank), or the visible devices set in Python."""
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and (dotted(node.func) or "").rsplit(".", 1)[-1] == "set_device":
-            given = node.args[0] if node.args else None
-            if not (isinstance(given, ast.Name) and given.id == name):
-                return node.lineno
-        if isinstance(node, (ast.Assign, ast.Call)) and _sets_visible_devices(node):
-            return node.lineno
-    return 0
-
-
-def _sets_visible_devices(node: ast.AST) -> bool:
-    """``os.environ['X_VISIBLE_DEVICES'] = ...`` or ``os.environ.setdefault('X_VISIBLE_DEVICES', ...)``."""
-    if isinstance(node, ast.Assign):
-        keys = [t.slice for t in node.targets if isinstance(t, ast.Subscript)]
-    elif (dotted(node.func) or "").endswith("environ.setdefault") or dotted(node.func) == "os.putenv":
-        keys = node.args[:1]
-    else:
-        return False
-    return any(isinstance(k, ast.Constant) and str(k.value).endswith("VISIBLE_DEVICES") for k in keys)
+def _selection_elsewhere(module: str, line: int, function: str) -> str:
+    if function == MODULE_LEVEL:
+        return f"the script imports {module}, which selects its device on import, line {line}"
+    return f"the script calls {function} of {module}, which selects its device, line {line}"
 
 
 def _uses_name(tree: ast.Module, name: str) -> bool:

@@ -70,6 +70,9 @@ class ProjectFacts:
         # distributed: (module path, set-up call and module) where a module the main script
         # imports sets up the process group or DDP (the script is distributed already); () none
         self.distributed_by: Tuple = ()
+        # -s: by entry script, (module, line, function) where a module it imports selects the
+        # device in a function the script calls (or on import: function "")
+        self.selected_elsewhere: Dict[str, Tuple[str, int, str]] = {}
 
     def module_imported(self, rel: str) -> bool:
         """Whether some file may import the module at ``rel`` (by its last name)."""
@@ -97,7 +100,8 @@ class ProjectFacts:
 
     def for_file(self, rel: str) -> tuple:
         """What the processing of the file at ``rel`` reads of them besides ``shared()``."""
-        return self.cuda_modules_for(rel), self.module_imported(rel), rel in self.entries
+        entry = rel in self.entries
+        return self.cuda_modules_for(rel), self.module_imported(rel), entry, self.selected_elsewhere.get(rel)
 
 
 class MigrationTransformer(NewlineCounter, cst.CSTTransformer):

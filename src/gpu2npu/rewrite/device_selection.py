@@ -1,0 +1,67 @@
+"""Where a module selects its device itself: a ``set_device`` call given something other than
+the name ``-s`` binds (a rank), or the visible devices set in Python. An entry script that
+does so, or that calls a function of a module it imports that does, must not have its device
+selected at import (every rank would claim that card first)."""
+
+from __future__ import annotations
+
+import ast
+from typing import Dict
+
+from gpu2npu.source.names import dotted
+
+MODULE_LEVEL = ""  # the selections made on import, outside any function
+
+
+def device_selections(tree: ast.Module, name: str) -> Dict[str, int]:
+    """By the function that makes it (a method by its own name; ``MODULE_LEVEL`` on import),
+    the first line where the module selects its device."""
+    found: Dict[str, int] = {}
+    for statement in tree.body:
+        for owner, node in _owned_statements(statement):
+            line = selects_its_device(node, name)
+            if line and (owner not in found or line < found[owner]):
+                found[owner] = line
+    return found
+
+
+def selects_its_device(tree: ast.AST, name: str) -> int:
+    """The first line in ``tree`` where the device is selected otherwise than by ``name``, 0 none."""
+    lines = [
+        node.lineno
+        for node in ast.walk(tree)
+        if (isinstance(node, ast.Call) and _sets_device_otherwise(node, name))
+        or (isinstance(node, (ast.Assign, ast.Call)) and _sets_visible_devices(node))
+    ]
+    return min(lines, default=0)
+
+
+def _owned_statements(statement: ast.stmt):
+    """(owner, node): a function by its name, each method of a class by its name, anything else
+    as run on import."""
+    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        yield statement.name, statement
+    elif isinstance(statement, ast.ClassDef):
+        for item in statement.body:
+            owner = item.name if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) else MODULE_LEVEL
+            yield owner, item
+    else:
+        yield MODULE_LEVEL, statement
+
+
+def _sets_device_otherwise(node: ast.Call, name: str) -> bool:
+    if (dotted(node.func) or "").rsplit(".", 1)[-1] != "set_device":
+        return False
+    given = node.args[0] if node.args else None
+    return not (isinstance(given, ast.Name) and given.id == name)
+
+
+def _sets_visible_devices(node: ast.AST) -> bool:
+    """``os.environ['X_VISIBLE_DEVICES'] = ...`` or ``os.environ.setdefault('X_VISIBLE_DEVICES', ...)``."""
+    if isinstance(node, ast.Assign):
+        keys = [t.slice for t in node.targets if isinstance(t, ast.Subscript)]
+    elif (dotted(node.func) or "").endswith("environ.setdefault") or dotted(node.func) == "os.putenv":
+        keys = node.args[:1]
+    else:
+        return False
+    return any(isinstance(k, ast.Constant) and str(k.value).endswith("VISIBLE_DEVICES") for k in keys)
