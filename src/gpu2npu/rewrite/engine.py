@@ -189,8 +189,14 @@ def _with_device_block(
     elsewhere = None if selecting else elsewhere
     select = list(block.select_statements) if entry and not (selecting or elsewhere) else []
     leading = leading_statements(tree, imports=True)
-    missing = [f"import {module}" for module in block.imports if not _imported_plainly(leading, module)]
-    statements = missing + list(block.statements) + select + list(entry_statements if entry else ())
+    inserted_code = list(block.statements) + select + list(entry_statements if entry else ())
+    used = _names_used(inserted_code)
+    missing = [
+        f"import {module}"
+        for module in block.imports
+        if module in used and not _imported_plainly(leading, module)
+    ]
+    statements = missing + inserted_code
     inserted = insert_at_top(current, tree, statements, after_imports=True)
     if inserted is None:
         reason = (
@@ -215,6 +221,12 @@ def _selection_elsewhere(module: str, line: int, function: str) -> str:
     if function == MODULE_LEVEL:
         return f"the script imports {module}, which selects its device on import, line {line}"
     return f"the script calls {function} of {module}, which selects its device, line {line}"
+
+
+def _names_used(statements) -> set:
+    """The names the statements read (the rule's validation parsed them already)."""
+    tree = ast.parse("\n".join(statements))
+    return {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
 
 
 def _uses_name(tree: ast.Module, name: str) -> bool:

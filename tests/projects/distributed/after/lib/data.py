@@ -3,7 +3,6 @@ import torch_npu
 from torch.utils.data import TensorDataset
 import os
 LOCAL_RANK = int(os.environ.get('LOCAL_RANK', '0'))
-torch_npu.npu.set_device(LOCAL_RANK)
 
 
 def make_sets():
