@@ -672,6 +672,40 @@ def test_a_main_script_whose_imported_module_sets_up_the_process_group_is_left_a
     ]
 
 
+def test_a_main_script_whose_imported_module_narrows_the_visible_devices_selects_no_device_at_import(
+    tmp_path,
+):
+    """consistency_models' ``dist_util.setup_dist`` narrows the visible devices to the MPI rank's
+    card; ``set_device(LOCAL_RANK)`` at import came first (there is no LOCAL_RANK under mpiexec)
+    and voided it: every rank trained on card 0. The main script binds LOCAL_RANK only."""
+    project = tmp_path / "cm"
+    write(
+        project / "cm" / "dist_util.py",
+        "import os\nimport torch.distributed as dist\n\n\ndef setup_dist():\n"
+        "    os.environ['CUDA_VISIBLE_DEVICES'] = os.environ['PMI_RANK']\n"
+        "    dist.init_process_group('nccl')\n",
+    )
+    code = (
+        "import torch\nfrom cm import dist_util\n\ndist_util.setup_dist()\n"
+        "model = torch.nn.Linear(2, 2).cuda()\nfor epoch in range(2):\n"
+        "    model(torch.ones(2).cuda()).sum().backward()\n"
+    )
+    main = write(project / "edm_train.py", code)
+    result, out = distributed(tmp_path, source=project, main=main)
+    assert result.returncode == 0, result.stderr
+    assert (out / "edm_train.py").read_text() == (
+        "import torch\nimport torch_npu\nfrom cm import dist_util\nimport os\n"
+        "LOCAL_RANK = int(os.environ.get('LOCAL_RANK', '0'))\n\ndist_util.setup_dist()\n"
+        "model = torch.nn.Linear(2, 2).npu()\nfor epoch in range(2):\n"
+        "    model(torch.ones(2).npu()).sum().backward()\n"
+    )
+    inserted = [row for row in rows(out / "transplant_result_file" / "change_list.csv") if row[5] == "G2N740"]
+    assert [row[4] for row in inserted] == [
+        "insert the statements that take LOCAL_RANK from the environment (not selecting it: the script "
+        "calls setup_dist of cm/dist_util.py, which selects its device, line 6)"
+    ]
+
+
 @pytest.mark.parametrize(
     "function,problem",
     [
