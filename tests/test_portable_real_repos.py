@@ -18,8 +18,10 @@ import sys
 import textwrap
 
 import pytest
+from helpers import migrate as migrate_code
 from helpers import migrate_file, rows, run_cli, write
 from test_filekind_notebook import notebook, sources
+from test_standin import standin_python
 
 from gpu2npu.rewrite.engine import migrate_source
 from gpu2npu.rewrite.kept import file_kept
@@ -247,11 +249,12 @@ def test_a_scripts_bindings_come_before_their_first_use_and_import_torch_where_i
 
 
 def test_an_enum_member_keeps_its_device_string():
-    """huggingface/accelerate's RNGType: CUDA = DEVICE_TYPE is an alias of NPU (or of CPU) there."""
+    """huggingface/accelerate's RNGType: CUDA = DEVICE_TYPE is an alias of NPU (or of CPU) there;
+    Triton's toolkits name Triton's accelerators in a module without torch."""
     code = (
         "import enum\nimport torch\n"
         "class BaseEnum(enum.Enum):\n    pass\n"
-        "class RNGType(BaseEnum):\n    CUDA = 'cuda'\n    XLA = 'xla'\n"
+        "class RNGType(BaseEnum):\n    CUDA = 'cuda'\n    NPU = 'npu'\n"
         "class Devices:\n    GPU = 'cuda'\n    NPU = 'npu'\n"
         "class Config:\n    device = 'cuda'\n"
     )
@@ -259,6 +262,27 @@ def test_an_enum_member_keeps_its_device_string():
     assert "    CUDA = 'cuda'\n" in migrated and "    GPU = 'cuda'\n" in migrated
     assert migrated.endswith("class Config:\n    device = DEVICE_TYPE\n")
     assert kept(code) == [(6, "'cuda'", "G2N159"), (9, "'cuda'", "G2N159")]
+    toolkit = "from enum import Enum\nclass Accelerator(Enum):\n    NONE = 'none'\n    CUDA = 'cuda'\n"
+    assert kept(toolkit) == [(4, "'cuda'", "G2N159")]
+
+
+def test_an_enum_of_torch_devices_without_an_npu_member_follows_the_programs_strings():
+    """nanotron's TimerType (CPU, CUDA) is looked up by the strings its callers pass, which become
+    'npu': its kept 'cuda' made every training step raise "'npu' is not a valid TimerType"."""
+    code = (
+        "import enum\nimport torch\n"
+        "class TimerType(enum.Enum):\n    CPU = 'cpu'\n    CUDA = 'cuda'\n"
+        "def timer(kind='cuda'):\n    kind = TimerType(kind)\n"
+        "    return kind, torch.ones(1, device=kind.value).sum().item()\n"
+        "print(*timer())\n"
+    )
+    assert kept(code) == []
+    migrated = portable(code)
+    assert "    CUDA = DEVICE_TYPE\n" in migrated and "def timer(kind=DEVICE_TYPE):" in migrated
+    assert run_on_the_cpu(migrated) == "TimerType.CPU 1.0\n"  # CUDA is an alias of CPU on a CPU host
+    full = migrate_code(code)
+    assert "    CUDA = 'npu'\n" in full and "def timer(kind='npu'):" in full
+    assert standin_python(full) == "TimerType.CUDA 1.0\n"
 
 
 def test_lightnings_accelerator_is_kept_and_reported_as_in_a_config(tmp_path):

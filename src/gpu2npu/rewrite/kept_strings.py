@@ -26,13 +26,19 @@ from gpu2npu.source.parse import module_nodes
 def kept_member_strings(
     tree: ast.AST, imports: Dict[str, str], rule: MemberStrings, rewritten: Callable[[str], bool]
 ) -> List[Kept]:
-    """The members' literals ``rewritten`` would change, of the file's enumerations."""
+    """The members' literals ``rewritten`` would change, of the file's enumerations that hold the
+    NPU already (a rename would make a member its alias), or that are another tool's (a module
+    without torch: Triton's toolkits). An enumeration of torch devices without an NPU member
+    follows the program's strings, which change: nanotron's callers pass ``"npu"`` to
+    ``TimerType(timer_type)`` once migrated."""
     classes = [node for node in module_nodes(tree) if isinstance(node, ast.ClassDef)]
     enumerations = _enumerations(classes, imports, rule.bases)
+    of_torch = any(name == "torch" or name.startswith("torch.") for name in imports.values())
     found = []
     for node in classes:
         members = [(statement, statement.value) for statement in node.body if _assigns_string(statement)]
-        if node.name in enumerations or any(value.value in rule.peers for _, value in members):
+        with_peer = any(value.value in rule.peers for _, value in members)
+        if with_peer or (node.name in enumerations and not of_torch):
             found += [value for _, value in members if rewritten(value.value)]
     return _kept(tree, found, rule.rule_id, works=True)
 
