@@ -347,6 +347,29 @@ def test_float64_made_float32_is_no_longer_reported_as_float64(tmp_path, option,
     )
 
 
+@pytest.mark.parametrize("options,reported", [((), [4, 5, 7]), (("--optimize",), [])])
+def test_tf32_switches_set_are_reported_unless_optimize_moves_them_to_the_hf32_ones(
+    tmp_path, options, reported
+):
+    """stylegan2-ada turns TF32 off for precision; on the NPU those switches do nothing and
+    convolutions run in HF32 (on by default): the plain migration reports each switch set or
+    read (G2N093), --optimize sets the NPU's switches instead and reports none."""
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj" / "loop.py").write_text(
+        "import torch\n\ndef setup(allow_tf32=False):\n"
+        "    torch.backends.cuda.matmul.allow_tf32 = allow_tf32\n"
+        "    torch.backends.cudnn.allow_tf32 = allow_tf32\n"
+        "    torch.backends.cudnn.benchmark = True\n"
+        "    return torch.backends.cudnn.allow_tf32\n"
+    )
+    out = tmp_path / "out"
+    result = run_cli("migrate", "-i", tmp_path / "proj", "-o", out, "--no-cache", *options)
+    assert result.returncode == 0, result.stderr
+    unsupported = rows(out / "proj_msft" / "transplant_result_file" / "unsupported_api.csv")
+    assert [int(row[1]) for row in unsupported if row[7] == "rules:G2N093"] == reported
+    assert all(row[5] == "supported_with_limits" for row in unsupported)
+
+
 def test_flash_attention_rows_follow_what_the_rewrite_did(tmp_path):
     """G2N2040: a call kept is an unsupported row with the rule's tip; an import the rewrite took
     out leaves unsupported_api.csv (its G2N056 row named the package), one it kept stays."""

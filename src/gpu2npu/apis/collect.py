@@ -128,6 +128,10 @@ class _Collector(ScopedReader):
         name = dotted(target)
         if name is None:
             return
+        if isinstance(target, ast.Attribute):  # a switch set (torch.backends.cudnn.allow_tf32 = x) is a use
+            qualified = self.qualified(target)
+            if qualified in self.references:
+                self._add(target, qualified, "attribute")
         cls = self._constructed_class(value)
         table = self.attribute_instances if "." in name else self.instances[-1]
         if cls:
