@@ -328,6 +328,59 @@ def test_a_script_whose_imported_module_selects_its_device_is_not_given_a_device
     assert "set_device(DEVICE_ID)" not in (out / "train_caption.py").read_text()
 
 
+IMPORTED_SCRIPTS = {
+    "val.py": (
+        "import torch\n\n\ndef run(model):\n    return model(torch.ones(2).cuda())\n\n\n"
+        "if __name__ == '__main__':\n    # a demo\n    print(run(torch.nn.Identity()))\n"
+    ),
+    "model.py": (
+        "import torch\n\nDEFAULT = torch.zeros(2).cuda()\n\nif __name__ == '__main__':\n    print(DEFAULT)\n"
+    ),
+    "train.py": (
+        "import torch\n\nimport model\nimport val\n\nif __name__ == '__main__':\n    print(val.run(model))\n"
+    ),
+}
+
+
+def test_a_script_other_files_import_selects_the_device_in_its_main_block(tmp_path):
+    """yolov5's val.py and LLaMA-Factory's library modules run a demo under ``__main__`` and are
+    imported by the training scripts: a device selected at their top claimed card DEVICE_ID in
+    every importing torchrun worker. It is selected in the ``__main__`` block instead, unless
+    code above the block uses the device (it must run on the chosen card)."""
+    source = tmp_path / "proj"
+    source.mkdir()
+    for name, text in IMPORTED_SCRIPTS.items():
+        (source / name).write_text(text)
+    result, out = migrate_s(tmp_path, "-s", source=source)
+    assert result.returncode == 0, result.stderr
+    assert (out / "val.py").read_text() == (
+        "import torch\nimport torch_npu\nimport os\n"
+        "DEVICE_ID = int(os.environ['DEVICE_ID']) if os.environ.get('DEVICE_ID', '').isdigit() else 0\n\n\n"
+        "def run(model):\n    return model(torch.ones(2).npu())\n\n\n"
+        "if __name__ == '__main__':\n    # a demo\n    torch_npu.npu.set_device(DEVICE_ID)\n"
+        "    print(run(torch.nn.Identity()))\n"
+    )
+    assert "import os\n" + BLOCK in (out / "model.py").read_text()  # DEFAULT is made at import
+    assert "import os\n" + BLOCK in (out / "train.py").read_text()  # nothing imports it
+    inserts = [
+        row[:5]
+        for row in python_change_rows(out / "transplant_result_file" / "change_list.csv")
+        if row[0] == "val.py"
+    ]
+    assert inserts == [
+        ["val.py", "1", "1", "INSERT", "insert import torch_npu"],
+        ["val.py", "1", "1", "INSERT", "insert the statements that take DEVICE_ID from the environment"],
+        ["val.py", "5", "5", "MODIFY", "change function cuda to npu"],
+        [
+            "val.py",
+            "9",
+            "9",
+            "INSERT",
+            "select DEVICE_ID when the module runs as a script (other files import it)",
+        ],
+    ]
+
+
 SPREAD = """import os
 import torch
 

@@ -6,7 +6,7 @@ import ast
 import io
 import tokenize
 from dataclasses import dataclass, field
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 import libcst as cst
 
@@ -25,7 +25,7 @@ from gpu2npu.rewrite.kept import file_kept
 from gpu2npu.rewrite.skeleton import source_skeleton
 from gpu2npu.rewrite.transformer import MigrationTransformer, ProjectFacts
 from gpu2npu.rules.index import DeviceBlock
-from gpu2npu.source.modules import is_script
+from gpu2npu.source.modules import is_script, main_guard
 from gpu2npu.source.parse import COPIED, PARSE_ERRORS, parse_ast, parse_failure, unreadable_reason
 
 
@@ -62,8 +62,7 @@ def migrate_source(
     if index.device_block is not None and not result.skipped:
         block = index.device_block
         statements = block.entry_statements if not already else ()
-        elsewhere = project.selected_elsewhere.get(path) if entry else None
-        result = _with_device_block(data, result, block, entry, statements, elsewhere)
+        result = _with_device_block(data, result, block, entry, project, path, statements)
     return result
 
 
@@ -169,13 +168,18 @@ def _distributed(data: bytes, result: SourceResult, plan, project: ProjectFacts,
 
 
 def _with_device_block(
-    data: bytes, result: SourceResult, block: DeviceBlock, entry: bool, entry_statements=(), elsewhere=None
+    data: bytes,
+    result: SourceResult,
+    block: DeviceBlock,
+    entry: bool,
+    project: ProjectFacts,
+    path: str,
+    entry_statements=(),
 ) -> SourceResult:
     """The statements binding the device index from the environment, after the leading imports
     of a module whose migrated code uses the name, and of an entry script that imports torch
-    (they select the device), then ``entry_statements`` in an entry script; never where the
-    module binds the name already. ``elsewhere``: (module, line, function) where the script
-    calls a function of a module it imports that selects its device (it selects none then)."""
+    (they select the device: ``_Selection``), then ``entry_statements`` in an entry script;
+    never where the module binds the name already."""
     current = result.new_bytes if result.new_bytes is not None else data
     if not entry and block.name.encode() not in current:
         return result
@@ -185,12 +189,10 @@ def _with_device_block(
     entry = entry and already_imported(current.decode("utf-8", "replace"), "torch", tree)
     if not (entry or _uses_name(tree, block.name)):
         return result
-    selecting = entry and block.select_statements and selects_its_device(tree, block.name)
-    elsewhere = None if selecting else elsewhere
-    select = list(block.select_statements) if entry and not (selecting or elsewhere) else []
+    selection = _Selection.of(current, tree, block, project, path) if entry else _Selection()
     leading = leading_statements(tree, imports=True)
-    inserted_code = list(block.statements) + select + list(entry_statements if entry else ())
-    used = _names_used(inserted_code)
+    inserted_code = list(block.statements) + selection.at_top + list(entry_statements if entry else ())
+    used = _names_used(inserted_code + selection.in_guard)
     missing = [
         f"import {module}"
         for module in block.imports
@@ -204,17 +206,93 @@ def _with_device_block(
         )
         return SourceResult(skipped=reason)
     new_bytes, line = inserted
-    end = line + len(statements) - 1
+    guarded = []
+    if selection.in_guard:
+        at = selection.guard_line + len(statements)
+        new_bytes = _insert_lines(new_bytes, at, selection.guard_indent, selection.in_guard)
+        message = f"select {block.name} when the module runs as a script (other files import it)"
+        guarded = [Change(at, at + len(selection.in_guard) - 1, INSERT, message, block.rule_id)]
     line_of = original_lines(data, new_bytes)
-    message = f"insert the statements that take {block.name} from the environment"
-    if selecting:
-        at = selecting + (len(statements) if selecting >= line else 0)  # read before the insertion
-        message += f" (not selecting it: the script selects its device itself, line {line_of(at)})"
-    elif entry and elsewhere:
-        module, at, function = elsewhere
-        message += f" (not selecting it: {_selection_elsewhere(module, at, function)})"
-    added = in_original_lines([Change(line, end, INSERT, message, block.rule_id)], line_of)
+    message = _device_block_message(block, selection, line_of, line, len(statements))
+    added = [Change(line, line + len(statements) - 1, INSERT, message, block.rule_id)] + guarded
+    added = in_original_lines(added, line_of)
     return SourceResult(new_bytes, sorted(result.changes + added), kept=result.kept)
+
+
+@dataclass
+class _Selection:
+    """Where an entry script selects the device (-s's ``set_device(DEVICE_ID)``): at its top; in
+    its ``__main__`` block where other files import the module (importing it claims no card)
+    and nothing above that block uses the device; nowhere where the script selects its device
+    itself (``itself``: that line) or calls a function of a module that does (``elsewhere``)."""
+
+    at_top: List[str] = field(default_factory=list)
+    in_guard: List[str] = field(default_factory=list)
+    guard_line: int = 0  # the line of the __main__ block's first statement, before the insertion
+    guard_indent: bytes = b""
+    itself: int = 0
+    elsewhere: Optional[tuple] = None
+
+    @classmethod
+    def of(cls, data: bytes, tree: ast.Module, block: DeviceBlock, project: ProjectFacts, path: str):
+        select = list(block.select_statements)
+        if not select:
+            return cls()
+        itself = selects_its_device(tree, block.name)
+        elsewhere = None if itself else project.selected_elsewhere.get(path)
+        if itself or elsewhere:
+            return cls(itself=itself, elsewhere=elsewhere)
+        guard = _guard_spot(data, tree, block.name) if project.module_imported(path) else None
+        if guard is None or block.entry_statements:
+            return cls(at_top=select)
+        return cls(in_guard=select, guard_line=guard[0], guard_indent=guard[1])
+
+
+def _device_block_message(
+    block: DeviceBlock, selection: _Selection, line_of, line: int, inserted: int
+) -> str:
+    message = f"insert the statements that take {block.name} from the environment"
+    if selection.itself:
+        at = selection.itself + (inserted if selection.itself >= line else 0)  # read before the insertion
+        return f"{message} (not selecting it: the script selects its device itself, line {line_of(at)})"
+    if selection.elsewhere:
+        return f"{message} (not selecting it: {_selection_elsewhere(*selection.elsewhere)})"
+    return message
+
+
+def _guard_spot(data: bytes, tree: ast.Module, name: str) -> Optional[Tuple[int, bytes]]:
+    """(line, indentation) of the first statement of the module's ``__main__`` block, where it
+    starts its own line and no statement above the block uses the device; None otherwise."""
+    guard = main_guard(tree)
+    if guard is None or any(_uses_a_device(node, name) for node in tree.body[: tree.body.index(guard)]):
+        return None
+    first = guard.body[0]
+    prefix = data.split(b"\n")[first.lineno - 1][: first.col_offset]
+    if first.lineno == guard.lineno or prefix.strip(b" \t"):
+        return None  # `if __name__ == "__main__": main()` on one line
+    return first.lineno, prefix
+
+
+def _uses_a_device(node: ast.stmt, name: str) -> bool:
+    """Whether a module-level statement (not a definition or an import) may touch the device."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)):
+        return False
+    for child in ast.walk(node):
+        if isinstance(child, ast.Name) and child.id == name:
+            return True
+        if isinstance(child, ast.Attribute) and child.attr in ("npu", "cuda"):
+            return True
+        if isinstance(child, ast.Constant) and isinstance(child.value, str) and child.value.startswith("npu"):
+            return True
+    return False
+
+
+def _insert_lines(data: bytes, line: int, indent: bytes, statements: List[str]) -> bytes:
+    """``statements`` as lines before line ``line`` (1-based), each with ``indent``."""
+    lines = data.split(b"\n")
+    carriage = b"\r" if lines[0].endswith(b"\r") else b""
+    block = [indent + text.encode("ascii") + carriage for text in statements]
+    return b"\n".join(lines[: line - 1] + block + lines[line - 1 :])
 
 
 def _selection_elsewhere(module: str, line: int, function: str) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 from pathlib import Path
-from typing import Dict, Iterable, List, Set, Tuple
+from typing import Dict, Iterable, List, Optional, Set, Tuple
 
 from gpu2npu.source.names import within
 
@@ -55,6 +55,11 @@ def module_names(files: Iterable[str], packages: Set[str], prefix: str = "") -> 
 
 def is_script(tree: ast.AST) -> bool:
     """The file runs as a program: ``if __name__ == "__main__":`` at module level."""
+    return main_guard(tree) is not None
+
+
+def main_guard(tree: ast.AST) -> Optional[ast.If]:
+    """The module-level ``if __name__ == "__main__":``, None where there is none."""
     for node in getattr(tree, "body", []):
         if (
             isinstance(node, ast.If)
@@ -64,8 +69,8 @@ def is_script(tree: ast.AST) -> bool:
             sides = [node.test.left, node.test.comparators[0]]
             named = any(isinstance(side, ast.Name) and side.id == "__name__" for side in sides)
             if named and any(isinstance(side, ast.Constant) and side.value == "__main__" for side in sides):
-                return True
-    return False
+                return node
+    return None
 
 
 MAIN_GUARD, MAIN_CALL, TOP_LEVEL = "__main__ guard", "main() call", "top-level script"
