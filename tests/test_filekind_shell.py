@@ -161,6 +161,8 @@ def test_renames_follow_the_target_version_and_disabled_rules():
         ),
         ('python a.py --backend "nccl"\n', 'python a.py --backend "hccl"\n'),
         ("python a.py --dist_backend='nccl'\n", "python a.py --dist_backend='hccl'\n"),
+        # OpenRLHF: its code's default and comparisons become 'hccl'
+        ("python -m x --vllm.sync_backend nccl\n", "python -m x --vllm.sync_backend hccl\n"),
         ("python a.py --device=cuda:$LOCAL_RANK\n", "python a.py --device=npu:$LOCAL_RANK\n"),
         ('python a.py --device "cuda:${RANK}"\n', 'python a.py --device "npu:${RANK}"\n'),
         ("python a.py trainer.device=cuda +backend=nccl\n", "python a.py trainer.device=npu +backend=hccl\n"),
