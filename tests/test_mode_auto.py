@@ -354,3 +354,22 @@ def test_a_configs_device_and_backend_stay_what_the_unchanged_code_compares(tmp_
     assert result.returncode == 0, result.stderr
     assert (out / "train.yaml").read_text() == config
     assert (out / "train.py").read_text().startswith(ENTRY_LINES)
+
+
+def test_a_device_capability_compared_is_reported_for_transfer_to_npu_answers_none(tmp_path):
+    """nanochat's common.py and torchtune's import guard compare get_device_capability() with
+    (8, 0) at import: under transfer_to_npu it returns None on an NPU (TypeError) unless
+    TORCH_NPU_DEVICE_CAPABILITY is set. The automatic copy keeps the line; the report says so."""
+    source = tmp_path / "proj"
+    source.mkdir()
+    (source / "train.py").write_text(
+        "import torch\n\nif torch.cuda.is_available():\n"
+        "    BF16 = torch.cuda.get_device_capability() >= (8, 0)\n"
+        "\nif __name__ == '__main__':\n    print(BF16)\n"
+    )
+    result, out = migrate_auto(tmp_path, source=source)
+    assert result.returncode == 0, result.stderr
+    reported = [row[:4] + row[5:] for row in rows(out / "transplant_result_file" / "unsupported_api.csv")[1:]]
+    assert reported == [
+        ["train.py", "4", "4", "torch.cuda.get_device_capability", "unsupported", "listed", "rules:G2N709"]
+    ]
