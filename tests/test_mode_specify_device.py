@@ -6,7 +6,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from helpers import python_change_rows, rows, run_cli, tree_files
+from helpers import python_change_rows, rows, run_cli, tree_files, write
 
 from gpu2npu.rewrite.imports import insert_at_top
 from gpu2npu.source.parse import parse_ast
@@ -22,6 +22,16 @@ BLOCK = (
 def migrate_s(tmp_path, *flags, source=BEFORE, out="out"):
     result = run_cli("migrate", "-i", source, "-o", tmp_path / out, "-v", "2.8.0", *flags)
     return result, tmp_path / out / f"{source.stem}_msft"
+
+
+def migrated_project(tmp_path, files):
+    """The project of ``files`` (path -> text) and its -s copy."""
+    source = tmp_path / "proj"
+    for name, text in files.items():
+        write(source / name, text)
+    result, out = migrate_s(tmp_path, "-s", source=source)
+    assert result.returncode == 0, result.stderr
+    return source, out
 
 
 def migrated_files(out: Path):
@@ -233,12 +243,7 @@ def test_a_script_selecting_its_device_itself_and_a_library_are_not_given_a_devi
     main, void then) and claims card DEVICE_ID in every torchrun worker before its own
     ``set_device(local_rank)``; importing a library module claims no card. Those bind DEVICE_ID
     only; a script that does not select its device still selects DEVICE_ID."""
-    source = tmp_path / "proj"
-    source.mkdir()
-    for name, text in SELECTING_ITSELF.items():
-        (source / name).write_text(text)
-    result, out = migrate_s(tmp_path, "-s", source=source)
-    assert result.returncode == 0, result.stderr
+    source, out = migrated_project(tmp_path, SELECTING_ITSELF)
     selects = {name: "set_device(DEVICE_ID)\n" in (out / name).read_text() for name in SELECTING_ITSELF}
     assert selects == {"serve.py": False, "worker.py": False, "lib.py": False, "plain.py": True}
     assert "os.environ['ASCEND_RT_VISIBLE_DEVICES'] = args.gpus\n" in (out / "serve.py").read_text()
@@ -291,12 +296,7 @@ def test_a_script_whose_imported_module_selects_its_device_is_not_given_a_device
     rank) and consistency_models' ``dist_util.setup_dist`` sets the visible devices: a device
     selected at import claimed card DEVICE_ID in every torchrun worker first. A script that
     imports such a module without calling that function still selects DEVICE_ID."""
-    source = tmp_path / "proj"
-    for name, text in SELECTING_ELSEWHERE.items():
-        (source / name).parent.mkdir(parents=True, exist_ok=True)
-        (source / name).write_text(text)
-    result, out = migrate_s(tmp_path, "-s", source=source)
-    assert result.returncode == 0, result.stderr
+    source, out = migrated_project(tmp_path, SELECTING_ELSEWHERE)
     entries = ["train_caption.py", "cm_train.py", "claim.py", "evaluate.py"]
     selects = {name: "set_device(DEVICE_ID)\n" in (out / name).read_text() for name in entries}
     assert selects == {
@@ -347,12 +347,7 @@ def test_a_script_other_files_import_selects_the_device_in_its_main_block(tmp_pa
     imported by the training scripts: a device selected at their top claimed card DEVICE_ID in
     every importing torchrun worker. It is selected in the ``__main__`` block instead, unless
     code above the block uses the device (it must run on the chosen card)."""
-    source = tmp_path / "proj"
-    source.mkdir()
-    for name, text in IMPORTED_SCRIPTS.items():
-        (source / name).write_text(text)
-    result, out = migrate_s(tmp_path, "-s", source=source)
-    assert result.returncode == 0, result.stderr
+    source, out = migrated_project(tmp_path, IMPORTED_SCRIPTS)
     assert (out / "val.py").read_text() == (
         "import torch\nimport torch_npu\nimport os\n"
         "DEVICE_ID = int(os.environ['DEVICE_ID']) if os.environ.get('DEVICE_ID', '').isdigit() else 0\n\n\n"
