@@ -59,6 +59,14 @@ UNSUPPORTED_ROWS = [
         "unsupported", "listed", "rules:G2N296",
     ],
     [
+        "mypkg/optim.py", "17", "17", "torch.backends.cuda.matmul.allow_tf32",
+        "accepted on NPU but it does not switch the NPU's reduced precision: set torch.npu.conv.allow_hf32 "
+        "(for convolutions, on by default as cudnn.allow_tf32 is on CUDA) and torch.npu.matmul.allow_hf32 "
+        "(for matmuls, off by default) to the same value, or migrate with --optimize (G2N2070, G2N2071); "
+        "a script that turns TF32 off for precision still gets HF32 convolutions otherwise",
+        "supported_with_limits", "listed", "rules:G2N093",
+    ],
+    [
         "setup.py", "6", "6", "torch.utils.cpp_extension.CUDAExtension",
         "CUDA kernels do not build for NPU: port them (Ascend C custom operator) and build with "
         "torch_npu.utils.cpp_extension.NpuExtension",
