@@ -6,7 +6,8 @@ import ast
 import io
 import tokenize
 from dataclasses import dataclass, field
-from typing import List, Optional, Tuple
+from functools import lru_cache
+from typing import FrozenSet, List, Optional, Tuple
 
 import libcst as cst
 
@@ -192,7 +193,7 @@ def _with_device_block(
     selection = _Selection.of(current, tree, block, project, path) if entry else _Selection()
     leading = leading_statements(tree, imports=True)
     inserted_code = list(block.statements) + selection.at_top + list(entry_statements if entry else ())
-    used = _names_used(inserted_code + selection.in_guard)
+    used = _names_used(tuple(inserted_code + selection.in_guard))
     missing = [
         f"import {module}"
         for module in block.imports
@@ -301,10 +302,12 @@ def _selection_elsewhere(module: str, line: int, function: str) -> str:
     return f"the script calls {function} of {module}, which selects its device, line {line}"
 
 
-def _names_used(statements) -> set:
-    """The names the statements read (the rule's validation parsed them already)."""
+@lru_cache(maxsize=None)
+def _names_used(statements: Tuple[str, ...]) -> FrozenSet[str]:
+    """The names the statements read: the same few combinations of the rule's statements for
+    every module, parsed once each."""
     tree = ast.parse("\n".join(statements))
-    return {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+    return frozenset(node.id for node in ast.walk(tree) if isinstance(node, ast.Name))
 
 
 def _uses_name(tree: ast.Module, name: str) -> bool:
