@@ -11,8 +11,11 @@ its CUDA form and is reported as manual work (``tests/projects/kept_on_cuda``):
 """
 
 import json
+import os
+import sys
 
-from helpers import REPO, python_change_rows, rows, run_cli
+import pytest
+from helpers import REPO, python_change_rows, rows, run_cli, write
 from helpers import migrate as migrate_code
 
 PROJECT = REPO / "tests" / "projects" / "kept_on_cuda"
@@ -349,3 +352,68 @@ def test_a_cuda_test_before_cuda_only_code_in_an_and_or_chain_is_kept():
         "fallback = torch.cuda.is_available() or torch.ones(1).cuda()",
         "fallback = torch.npu.is_available() or torch.ones(1).npu()",
     )
+
+
+FAKE_DRIVER = """\
+import os
+
+
+class _Target:
+    backend = os.environ.get("FAKE_TRITON_BACKEND", "cuda")
+
+
+class _Driver:
+    def get_current_target(self):
+        return _Target()
+
+
+active = _Driver()
+"""
+TRITON_UTILS = """\
+import functools
+
+import torch
+import triton
+
+
+@functools.cache
+def get_available_device():
+    try:
+        return triton.runtime.driver.active.get_current_target().backend
+    except BaseException:
+        return "cpu"
+
+
+device_platform = get_available_device()
+is_nvidia = device_platform == "cuda"
+on_nvidia = triton.runtime.driver.active.get_current_target().backend == "cuda"
+is_hopper = is_nvidia and torch.cuda.get_device_capability()[0] >= 9
+print(is_nvidia, on_nvidia, is_hopper, torch.ones(1, device="cuda").item())
+"""
+
+
+def test_a_device_string_compared_with_tritons_backend_stays_cuda(tmp_path):
+    """LLaMA-Factory's third_party/triton/utils.py (flash-linear-attention's): Triton's backend
+    name is 'cuda' only with NVIDIA's driver and 'npu' with triton-ascend's, so a renamed
+    ``== "cuda"`` turned ``is_nvidia`` true on the NPU, and the CUDA capability query it guards
+    raised at import. Run under the stand-in with a driver that answers as triton-ascend's."""
+    pytest.importorskip("torch")
+    project = tmp_path / "proj"
+    for name in ("triton/__init__.py", "triton/runtime/__init__.py"):
+        write(project / name, "from . import runtime\n" if name.count("/") == 1 else "from . import driver\n")
+    write(project / "triton" / "runtime" / "driver.py", FAKE_DRIVER)
+    write(project / "utils.py", TRITON_UTILS)
+    result = run_cli("migrate", "-i", project, "-o", tmp_path / "out", "-v", "2.8.0")
+    assert result.returncode == 0, result.stderr
+    out = tmp_path / "out" / "proj_msft"
+    assert (out / "utils.py").read_text() == TRITON_UTILS.replace(
+        "import torch\n", "import torch\nimport torch_npu\n"
+    ).replace('device="cuda"', 'device="npu"')
+    kept = [row[:4] + row[-1:] for row in rows(out / "transplant_result_file" / "unsupported_api.csv")]
+    assert [row for row in kept if row[-1] == "rules:G2N095"] == [
+        ["utils.py", "16", "16", "'cuda'", "rules:G2N095"],
+        ["utils.py", "17", "17", "'cuda'", "rules:G2N095"],
+    ]
+    env = {**os.environ, "FAKE_TRITON_BACKEND": "npu"}
+    run = run_cli("run", "--", sys.executable, "utils.py", cwd=out, env=env)
+    assert (run.returncode, run.stdout) == (0, "False False False 1.0\n"), run.stderr

@@ -8,15 +8,16 @@ Data is a subscript, a call of one of the rule's ``sources`` or of a function th
 know, ``str()`` or a text method of data, or a name its function binds to data only. The
 program's own values are names and attributes (``device``, ``args.device``, a parameter), a
 device, type or backend (``x.device.type``, ``get_device()``) and torch's calls: their strings are
-migrated with them. Read on the stdlib ast
-before the rewrite pass; the pass meets the literals in source order and counts equal ones per
-line the same way.
+migrated with them. Another framework's device name is data too where a rule says so (Triton's
+``get_current_target().backend`` is ``'cuda'`` only with NVIDIA's driver), as is the result of a
+function of the file that returns data. Read on the stdlib ast before the rewrite pass; the pass
+meets the literals in source order and counts equal ones per line the same way.
 """
 
 from __future__ import annotations
 
 import ast
-from typing import Dict, Iterator, List, Mapping, Optional, Tuple
+from typing import Dict, FrozenSet, Iterator, List, Mapping, Optional, Tuple
 
 from gpu2npu.rewrite.changes import STRING, Kept
 from gpu2npu.rewrite.string_names import names_literal
@@ -44,9 +45,10 @@ def kept_compared_strings(
     literals = (n for n in module_nodes(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str))
     if not any(rewritten(literal.value) for literal in literals):
         return []  # no literal to keep: no scope to read
+    returning = _functions_returning_data(tree, imports, rule)
     found = []
     for scope in scopes(tree):
-        data = _DataView(scope, imports, rule.sources)
+        data = _DataView(scope, imports, rule, returning)
         found += _compared_literals(scope, data, rule.methods, rewritten)
     if not found:
         return []
@@ -106,13 +108,32 @@ def string_literals(node: ast.AST) -> Iterator[ast.Constant]:
                 yield element
 
 
-class _DataView:
-    """What in one function (or the module) holds data from outside the program."""
+def _functions_returning_data(tree: ast.AST, imports: Dict[str, str], rule) -> FrozenSet[str]:
+    """The module's functions that return data where they return anything but a constant
+    (``get_available_device()``: Triton's backend name, or ``'cpu'`` where there is no driver)."""
+    found = set()
+    for node in getattr(tree, "body", []):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        data = _DataView(node, imports, rule, frozenset())
+        values = [n.value for n in walk_scope(node) if isinstance(n, ast.Return) and n.value is not None]
+        computed = [value for value in values if not isinstance(value, ast.Constant)]
+        if computed and all(data.holds(value, compared=False) for value in computed):
+            found.add(node.name)
+    return frozenset(found)
 
-    def __init__(self, scope: ast.AST, imports: Dict[str, str], sources):
+
+class _DataView:
+    """What in one function (or the module) holds data from outside the program; ``returning``:
+    the module's functions whose result is data."""
+
+    def __init__(self, scope: ast.AST, imports: Dict[str, str], rule, returning: FrozenSet[str]):
         self.scope = scope
         self.imports = imports
-        self.sources = sources
+        self.sources = rule.sources
+        self.attributes = rule.attributes
+        self.only_sources = rule.only_sources
+        self.returning = returning
         self._bindings: Optional[Dict[str, List[ast.AST]]] = None
 
     @property
@@ -142,11 +163,13 @@ class _DataView:
         if depth > 4:
             return False
         if isinstance(node, ast.Subscript):
-            return True
+            return not self.only_sources
         if isinstance(node, ast.Name):
             values = self.bindings.get(node.id, [])
             return bool(values) and all(self.holds(value, depth + 1, compared=False) for value in values)
         if isinstance(node, ast.Attribute):
+            if node.attr in self.attributes and self._is_source(node.value):
+                return True  # get_current_target().backend: Triton's name for the device
             return node.attr not in DEVICE_WORDS and self.holds(node.value, depth + 1, compared)
         if isinstance(node, ast.Call):
             return self._call_holds(node, depth, compared)
@@ -158,14 +181,20 @@ class _DataView:
             return self.holds(node.args[0], depth + 1, compared)  # str(x), getattr(x, 'type')
         if isinstance(func, ast.Attribute) and func.attr in TEXT_METHODS:
             return self.holds(func.value, depth + 1, compared)
-        if isinstance(func, ast.Attribute) and "*." + func.attr in self.sources:
+        if self._is_source(node) or (isinstance(func, ast.Name) and func.id in self.returning):
             return True
         name = qualify(dotted(func) or "", self.imports)
-        if name in self.sources:
-            return True
         if name.startswith("torch.") or any(word in name.rsplit(".", 1)[-1] for word in DEVICE_WORDS):
             return False  # torch.device(...), get_current_device(): the program's device
-        return compared
+        return compared and not self.only_sources
+
+    def _is_source(self, node: ast.AST) -> bool:
+        """Whether ``node`` calls one of the rule's sources."""
+        if not isinstance(node, ast.Call):
+            return False
+        if isinstance(node.func, ast.Attribute) and "*." + node.func.attr in self.sources:
+            return True
+        return qualify(dotted(node.func) or "", self.imports) in self.sources
 
 
 def literal_numbers(tree: ast.AST) -> Dict[Tuple[int, int], int]:

@@ -50,11 +50,10 @@ def file_kept(
         f"'{p}".encode() in data or f'"{p}'.encode() in data for _, p in index.peer_strings.pairs
     ):
         kept += kept_peer_strings(tree, index.peer_strings, literal_rewritten(index))
-    if index.compared_strings is not None and index.needs_rewrite(data):
+    if index.compared_strings and index.needs_rewrite(data):
         imports = imports if imports is not None else file_imports(tree)
-        kept += kept_compared_strings(
-            tree, imports, index.strings, index.compared_strings, index.string_names
-        )
+        for rule in index.compared_strings:
+            kept += kept_compared_strings(tree, imports, index.strings, rule, index.string_names)
     return sorted(kept)
 
 

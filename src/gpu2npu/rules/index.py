@@ -202,6 +202,8 @@ class ComparedStrings:
     methods: FrozenSet[str]  # str methods that compare: startswith, endswith, ...
     sources: FrozenSet[str]  # calls that return data: qualified names, or "*.method"
     rule_id: str
+    attributes: FrozenSet[str] = frozenset()  # of a source's result, data too: get_current_target().backend
+    only_sources: bool = False  # subscripts and calls the rules do not know are no data
 
 
 @dataclass(frozen=True)
@@ -280,7 +282,7 @@ class RuleIndex:
     kept_reads: Dict[str, Tuple[FrozenSet[str], str]] = field(
         default_factory=dict
     )  # call -> (reads, rule id)
-    compared_strings: Optional[ComparedStrings] = None
+    compared_strings: Tuple[ComparedStrings, ...] = ()
     member_strings: Optional[MemberStrings] = None
     peer_strings: Optional[PeerStrings] = None
     argument_strings: List[ArgumentStrings] = field(default_factory=list)
