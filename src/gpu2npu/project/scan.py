@@ -4,6 +4,7 @@ builds. One read of each Python file; only the files that can tell something are
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,6 +48,8 @@ class FileScan:
     cuda_only: bool = False  # it cannot be imported without a CUDA-only library (whisper's triton_ops)
     # -s: where it selects its device itself, by function ("" on import): (function, line)
     selections: Tuple[Tuple[str, int], ...] = ()
+    # library helpers it imports at module level, which other files may import from it: (name, helper)
+    reexports: Tuple[Tuple[str, str], ...] = ()
 
 
 def scan_project(
@@ -60,6 +63,8 @@ def scan_project(
     cuda_only = tuple(sorted(index.cuda_only_modules()))
     block = index.device_block
     device_name = block.name if block is not None and block.select_statements else None
+    helpers = tuple(sorted(index.reexported_callees()))
+    reexports: Dict[str, str] = {}
     defining: Dict[str, Set[str]] = {method: set() for method in methods}
     extensions: List[Extension] = []
     inline: List[CudaOp] = []
@@ -72,7 +77,7 @@ def scan_project(
     refusing: Set[str] = set()
     cuda_only_files: Set[str] = set()
     for rel, data in _python_sources(plan):
-        wanted = (methods, refused, cuda_only, device_name)
+        wanted = (methods, refused, cuda_only, device_name, helpers)
         found = _file_scan(rel, data, wanted, (find_entries, read_imports), cache, outcomes)
         imported |= found.imported
         refusing |= found.refusing
@@ -84,6 +89,8 @@ def scan_project(
             starting[rel] = found.start == MAIN_GUARD
         for method, classes in found.defining:
             defining[method] |= classes
+        for name, helper in found.reexports:
+            reexports.update((f"{module}.{name}", helper) for module in _module_spellings(rel))
         extensions += found.extensions
         inline += found.inline
     cpp_files = [e.rel for e in plan.of_kind(COPY) if not e.excluded and e.rel.endswith(tuple(CPP_SUFFIXES))]
@@ -94,6 +101,7 @@ def scan_project(
     facts = ProjectFacts(method_classes, *_cuda_modules(ops, extensions), frozenset(imported))
     facts.refused_calls = frozenset(refusing)
     facts.cuda_only_files = frozenset(cuda_only_files)
+    facts.reexports = reexports
     facts.entries = chosen_entries or _entry_scripts(starting, facts, imports) | (
         _notebooks(plan) if find_entries else frozenset()
     )
@@ -104,8 +112,9 @@ def scan_project(
 
 def _file_scan(rel: str, data: bytes, wanted, looking, cache, outcomes: List[str]) -> FileScan:
     """The file's record, from the cache when it holds one for these bytes; ``wanted``: the
-    renamed methods, the refused calls, the CUDA-only modules of the index and the name -s
-    binds (None: other modes); ``looking``: whether entry scripts are looked for and imports read."""
+    renamed methods, the refused calls, the CUDA-only modules of the index, the name -s binds
+    (None: other modes) and the library helpers followed through re-exports; ``looking``:
+    whether entry scripts are looked for and imports read."""
     if cache is None:
         return _scanned(rel, data, *wanted, *looking)
     key = cache.key(rel, "scan", data, (wanted, looking))
@@ -118,15 +127,26 @@ def _file_scan(rel: str, data: bytes, wanted, looking, cache, outcomes: List[str
 
 
 def _scanned(
-    rel: str, data: bytes, methods, refused, cuda_only, device_name, find_entries: bool, read_imports: bool
+    rel: str,
+    data: bytes,
+    methods,
+    refused,
+    cuda_only,
+    device_name,
+    helpers,
+    find_entries: bool,
+    read_imports: bool,
 ) -> FileScan:
     """One read of the file's bytes; parsed only when it may define a renamed method, start a
-    program, import a CUDA-only library or (-s) select its device."""
+    program, import a CUDA-only library or a library helper, or (-s) select its device."""
     may_start = find_entries and _may_start_a_program(data)
     wanted = [method for method in methods if f"def {method}(".encode() in data]
     libraries = [module for module in cuda_only if _may_import(data, module)]
     may_select = device_name is not None and _SELECTION.search(data) is not None
-    tree = parse_ast(data) if wanted or may_start or libraries or may_select else None  # one parse for all
+    imported_helpers = [helper for helper in helpers if _may_import(data, helper)]
+    tree = (
+        parse_ast(data) if wanted or may_start or libraries or may_select or imported_helpers else None
+    )  # one parse for all
     start = (program_start(tree) or "") if may_start else ""
     defining = tuple((m, frozenset(classes_defining(tree, m))) for m in wanted) if tree is not None else ()
     extensions, inline = (), ()
@@ -143,7 +163,35 @@ def _scanned(
         frozenset(call for call in refused if _makes_refused_call(data, call)),
         tree is not None and bool(libraries) and requires_a_library(tree, libraries),
         tuple(device_selections(tree, device_name).items()) if may_select and tree is not None else (),
+        _imported_helpers(tree, imported_helpers) if tree is not None else (),
     )
+
+
+def _imported_helpers(tree: ast.Module, helpers: List[str]) -> Tuple[Tuple[str, str], ...]:
+    """The names ``from library import helper [as name]`` binds at module level (at the top or
+    in a top-level ``try``/``if``), with the helper each is."""
+    statements, found = list(tree.body), []
+    for statement in statements:
+        if isinstance(statement, (ast.Try, ast.If)):
+            statements += [*statement.body, *statement.orelse, *getattr(statement, "finalbody", [])]
+            statements += [s for handler in getattr(statement, "handlers", []) for s in handler.body]
+        elif isinstance(statement, ast.ImportFrom) and not statement.level and statement.module:
+            found += [
+                (alias.asname or alias.name, f"{statement.module}.{alias.name}")
+                for alias in statement.names
+                if f"{statement.module}.{alias.name}" in helpers
+            ]
+    return tuple(found)
+
+
+def _module_spellings(rel: str) -> List[str]:
+    """The dotted names an absolute import may give the module at ``rel``: from the project root
+    and from each folder below it (``src/pkg/utils.py``: ``src.pkg.utils``, ``pkg.utils``,
+    ``utils``; a package is its folder)."""
+    parts = rel[: -len(".py")].split("/")
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return [".".join(parts[start:]) for start in range(len(parts))]
 
 
 def _selected_elsewhere(plan: Plan, entries, imports: Dict[str, FileScan]) -> Dict[str, tuple]:

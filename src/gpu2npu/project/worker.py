@@ -130,9 +130,14 @@ def _outcome(job: Job, data: bytes) -> Tuple[Optional[bytes], FileResult]:
     index, analysis = _STATE["index"], _STATE["analysis"]
     if not _STATE["rewrite"]:
         return None, _analyse_only(job.rel, data, analysis)
-    wants_tree = index.needs_rewrite(data) or (analysis is not None and analysis.mentions(data))
+    project = _STATE["project"]
+    wants_tree = (
+        index.needs_rewrite(data)
+        or project.names_a_reexport(data)
+        or (analysis is not None and analysis.mentions(data))
+    )
     tree = parse_ast(data) if wants_tree else None  # one stdlib parse, shared below
-    outcome = migrate_source(data, index, _STATE["project"], job.rel, tree=tree)
+    outcome = migrate_source(data, index, project, job.rel, tree=tree)
     result = FileResult(job.rel, lines=count_lines(data), changes=outcome.changes, skipped=outcome.skipped)
     result.dependencies, result.reported = declared_dependencies(data, job.rel, index, tree)
     result.reported += python_reports(data, index, tree, outcome.kept)

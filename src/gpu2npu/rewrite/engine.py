@@ -68,14 +68,15 @@ def migrate_source(
 
 
 def _migrate(data: bytes, index, project: ProjectFacts, path: str, text_path: bool, tree) -> SourceResult:
-    if not index.needs_rewrite(data):
+    reexport = project.names_a_reexport(data)
+    if not index.needs_rewrite(data) and not reexport:
         # A tree the caller parsed already proves the file valid; else check it (it is still reported).
         reason = "" if tree is not None else unreadable_reason(data)
         return SourceResult(skipped=reason + COPIED if reason else "")
     reason = "" if tree is not None else unreadable_reason(data)
     if reason:  # checked before libcst sees the file: some files would crash its parser
         return SourceResult(skipped=reason + COPIED)
-    if text_path and not index.needs_tree(data):
+    if text_path and not index.needs_tree(data) and not reexport:
         result = _insert_imports_as_text(data, index, tree)
         if result is not None:
             return _without_needless_imports(result, data, index, tree)

@@ -10,6 +10,7 @@ seen so far); edits go to the updated node, so several rules can act on one call
 
 from __future__ import annotations
 
+import re
 from collections import OrderedDict
 from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 
@@ -73,6 +74,10 @@ class ProjectFacts:
         # -s: by entry script, (module, line, function) where a module it imports selects the
         # device in a function the script calls (or on import: function "")
         self.selected_elsewhere: Dict[str, Tuple[str, int, str]] = {}
+        # a project module's name for a library helper it re-exports ("utils.torch_utils.
+        # smart_amp_autocast") -> the helper's ("ultralytics.utils.torch_utils.autocast")
+        self.reexports: Dict[str, str] = {}
+        self._reexported_words: Optional["re.Pattern[bytes]"] = None
 
     def module_imported(self, rel: str) -> bool:
         """Whether some file may import the module at ``rel`` (by its last name)."""
@@ -96,7 +101,20 @@ class ProjectFacts:
             self.shard_eval,
             sorted(self.refused_calls),
             self.distributed_by,
+            sorted(self.reexports.items()),
         )
+
+    def names_a_reexport(self, data: bytes) -> bool:
+        """Whether the file's bytes spell a name a project module re-exports (its calls may take
+        a rule though no trigger word of the index is there)."""
+        if not self.reexports:
+            return False
+        if self._reexported_words is None:
+            words = sorted({name.rsplit(".", 1)[-1] for name in self.reexports})
+            self._reexported_words = re.compile(
+                rb"\b(?:%s)\b" % b"|".join(re.escape(w.encode()) for w in words)
+            )
+        return self._reexported_words.search(data) is not None
 
     def for_file(self, rel: str) -> tuple:
         """What the processing of the file at ``rel`` reads of them besides ``shared()``."""
@@ -821,7 +839,7 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         edits = []
         qualified = self.qualified_name(func)
         if qualified is not None:
-            edits += self.index.calls.get(qualified, [])
+            edits += self.index.calls.get(qualified, []) or self._reexported_edits(qualified)
         if method is not None:
             edits += self.index.calls.get("." + method, [])
         for edit in edits:
@@ -830,6 +848,13 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
             updated_node = edit.edit(edit.rule, updated_node, self)
         self._call_lines.pop()
         return updated_node
+
+    def _reexported_edits(self, qualified: str) -> list:
+        """The keyword edits of the library helper a project module re-exports as ``qualified``."""
+        helper = self.project.reexports.get(qualified)
+        if helper is None:
+            return []
+        return [edit for edit in self.index.calls.get(helper, []) if edit.rule.kind == "KeywordSetRule"]
 
     def _call_of_bound_move(self, name: str, updated_node: cst.Call) -> cst.Call:
         """``empty_cache()`` imported from torch.cuda -> ``DEVICE_MODULE.empty_cache()``."""

@@ -305,6 +305,17 @@ class RuleIndex:
     def add_call_edit(self, key: str, rule: Rule, edit: Callable) -> None:
         self.calls.setdefault(key, []).append(CallEdit(rule, edit))
 
+    def reexported_callees(self) -> FrozenSet[str]:
+        """Library helpers whose calls get a keyword (KeywordSetRule) wherever the project calls
+        them, through a module of its own that re-exports them too (yolov5's
+        ``from ultralytics.utils.torch_utils import autocast as smart_amp_autocast``); torch's own
+        names are imported directly."""
+        return frozenset(
+            name
+            for name, edits in self.calls.items()
+            if not name.startswith(("torch.", ".")) and any(e.rule.kind == "KeywordSetRule" for e in edits)
+        )
+
     def optimization_of(self, rule_id: str):
         """The ``Optimization`` of an --optimize rule; None for any other rule or id."""
         rule = self.rules_by_id.get(rule_id)
