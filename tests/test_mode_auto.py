@@ -232,7 +232,12 @@ def test_rules_list_shows_the_rules_of_a_mode():
     assert auto.returncode == 0, auto.stderr
     ids = [line.split("|")[1].strip() for line in auto.stdout.splitlines() if line.startswith("| G2N")]
     python_ids = [rule_id for rule_id in ids if rule_id < "G2N800"]  # G2N8xx: the other file kinds'
-    assert python_ids == [f"G2N70{n}" for n in range(10)] + ["G2N730", "G2N731", "G2N732"]  # + every mode's
+    assert python_ids == [f"G2N70{n}" for n in range(10)] + [
+        "G2N710",
+        "G2N730",
+        "G2N731",
+        "G2N732",
+    ]  # + every mode's
     assert {"G2N800", "G2N832", "G2N870"} <= set(ids)  # launchers, configs, requirements
     # config values stay 'cuda': the unchanged code compares them so, and transfer_to_npu redirects them
     assert not {"G2N830", "G2N831", "G2N845"} & set(ids)

@@ -125,6 +125,16 @@ def get_amp_supported_dtype():
     return [torch.float16, torch.bfloat16]
 
 
+def is_autocast_enabled() -> bool:
+    """Whether ``torch.autocast('npu')`` is on (torch.is_autocast_enabled() asks about CUDA's)."""
+    return torch.is_autocast_enabled("npu")
+
+
+def get_autocast_dtype():
+    """The dtype ``torch.autocast('npu')`` computes in (torch.get_autocast_gpu_dtype() is CUDA's)."""
+    return torch.get_autocast_dtype("npu")
+
+
 def can_device_access_peer(device, peer_device) -> bool:
     return True
 
