@@ -3,6 +3,7 @@ from the installed command, without the reference's bug B21 (CPU devices forced 
 
 import json
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -437,3 +438,59 @@ def test_an_index_per_loop_iteration_or_from_a_slurm_rank_is_kept_and_reported(t
         ["spread.py", "8", "8", "torch.device", loop_tip],
         ["spread.py", "14", "14", "torch.cuda.set_device", rank_tip],
     ]
+
+
+TRAIN_LOOP = """import torch
+
+model = torch.nn.Linear(2, 2).cuda()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    model(torch.ones(1, 2).cuda()).sum().backward()
+    opt.step()
+"""
+SPAWNED = """import torch
+import torch.multiprocessing as mp
+
+
+def distributed_main(i, cfg):
+    cfg.device_id = i
+    if torch.cuda.is_available():
+        torch.cuda.set_device(cfg.device_id)
+    print(f"worker {i}: card {torch.cuda.current_device()}", flush=True)
+
+
+def worker(index):
+    torch.cuda.set_device(index)
+
+
+class Cfg(dict):
+    pass
+
+
+if __name__ == "__main__":
+    mp.spawn(fn=distributed_main, args=(Cfg(),), nprocs=torch.cuda.device_count(), join=True)
+"""
+
+
+@pytest.mark.parametrize("flag", ["-s", "distributed"])
+def test_a_spawned_workers_card_stays_its_index(tmp_path, flag):
+    """fairseq's ``distributed_main(i, ...)``, the target of ``mp.spawn``, selects card ``i``
+    (through ``cfg.device_id = i``): with the environment's index in its place every spawned
+    worker took card 0. A function no process starts still takes it. Run under the stand-in
+    with two emulated cards."""
+    source = tmp_path / "proj"
+    write(source / "dist.py", SPAWNED)
+    write(source / "train.py", TRAIN_LOOP)
+    mode = ["-s"] if flag == "-s" else ["distributed", "-m", source / "train.py"]
+    result = run_cli("migrate", "-i", source, "-o", tmp_path / "out", "-v", "2.8.0", *mode)
+    assert result.returncode == 0, result.stderr
+    out = next((tmp_path / "out").iterdir())
+    text = (out / "dist.py").read_text()
+    assert "        torch.npu.set_device(cfg.device_id)\n" in text
+    assert f"    torch.npu.set_device({'DEVICE_ID' if flag == '-s' else 'LOCAL_RANK'})\n" in text
+    kept = [row[:4] for row in rows(out / "transplant_result_file" / "unsupported_api.csv")[1:]]
+    assert ["dist.py", "8", "8", "torch.cuda.set_device"] in kept
+    pytest.importorskip("torch")
+    run = run_cli("run", "--devices", "2", "--", sys.executable, "dist.py", cwd=out)
+    assert run.returncode == 0, run.stderr
+    assert sorted(run.stdout.splitlines()) == ["worker 0: card 0", "worker 1: card 1"]

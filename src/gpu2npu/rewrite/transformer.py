@@ -122,6 +122,12 @@ class ProjectFacts:
         return self.cuda_modules_for(rel), self.module_imported(rel), entry, self.selected_elsewhere.get(rel)
 
 
+# mp.spawn(fn, ...), torch.multiprocessing.start_processes(fn, ...), Process(target=fn, ...)
+_PROCESS_TARGET = re.compile(
+    r"\b(?:spawn|start_processes)\s*\(\s*(?:fn\s*=\s*)?([A-Za-z_]\w*)|\bProcess\s*\([^()]*?\btarget\s*=\s*([A-Za-z_]\w*)"
+)
+
+
 class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
     """Apply the index's rules to one module. Lines of changes come from a newline counter kept
     during the pass (libcst visits nodes in source order), instead of PositionProvider, which
@@ -161,6 +167,8 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         self._key_literals: Set[int] = set()  # keys of dict displays: looked up, so compared
         self.kept_here: List[Kept] = []  # what this pass keeps (besides the pre-pass's ``kept``)
         self._definition_depth = 0  # inside def/class
+        self._functions: List[Tuple[str, Optional[str]]] = []  # enclosing defs: (name, first parameter)
+        self._process_targets: Optional[FrozenSet[str]] = None  # functions the file starts processes with
         self._class_methods: List[Set[str]] = []
         self._lines: List[cst.SimpleStatementLine] = []
         self._lines_after: Dict[int, List[cst.SimpleStatementLine]] = {}
@@ -312,11 +320,27 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         self.scopes.push("function")
         self._bind_parameters(node.params)
         self._definition_depth += 1
+        positional = [*node.params.posonly_params, *node.params.params]
+        self._functions.append((node.name.value, positional[0].name.value if positional else None))
 
     def leave_FunctionDef(self, original_node, updated_node):
         self.scopes.pop()
         self._definition_depth -= 1
+        self._functions.pop()
         return updated_node
+
+    def process_index(self) -> Optional[str]:
+        """The parameter holding the process index where the innermost function is started as a
+        process of this file (``mp.spawn(fn=distributed_main, ...)``: ``distributed_main(i, ...)``
+        gets ``i``, the worker's card), else None."""
+        if not self._functions or self._functions[-1][1] is None:
+            return None
+        if self._process_targets is None:
+            self._process_targets = frozenset(
+                m.group(1) or m.group(2) for m in _PROCESS_TARGET.finditer(self.source)
+            )
+        name, first = self._functions[-1]
+        return first if name in self._process_targets else None
 
     def visit_Lambda(self, node: cst.Lambda) -> None:
         self.scopes.push("function")

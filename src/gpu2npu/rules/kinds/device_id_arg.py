@@ -7,7 +7,9 @@ device); the name and device type are the InsertDeviceIdRule's. ``values`` says 
 change: ``indexed`` only a fixed index (an int literal, ``'npu:1'``), ``any`` every value. A
 call with a CPU device among its arguments is left alone; a value that already comes from the
 environment or a rank (``LOCAL_RANK``, ``os.environ``, ``args.local_rank``, or made of names the
-file assigns from one of them: ``proc_id % num_gpus``) is left alone and reported with ``tip``.
+file assigns from one of them: ``proc_id % num_gpus``) is left alone and reported with ``tip``; so
+is a spawned worker's index (``mp.spawn(fn=distributed_main)``, ``distributed_main(i, ...)``:
+``set_device(i)``, or a name assigned from ``i``), each worker's own card.
 A value made of a loop's variable (``for path, index in mapping.items():`` then
 ``torch.device(root.type, index)``) names one card per iteration, a model spread over cards: it is
 left alone too and reported with ``loop_tip``.
@@ -87,8 +89,14 @@ class DeviceIdArg(CallArgumentKind):
             return call  # already the index from the environment
         if rule["values"] == "indexed" and (not _is_indexed(value) or names_several_cards(ctx.source)):
             return call  # several cards by number: DeviceIdStringRule reports them
-        if FROM_ENVIRONMENT.search(code) or _assigned_from_environment(ctx.source, code):
+        if FROM_ENVIRONMENT.search(code) or _assigned_from(ctx.source, code, FROM_ENVIRONMENT):
             ctx.keep(name_subject(rule["func_name"]), rule.id)
+            return call
+        process = ctx.process_index()
+        if process is not None and (
+            process in _roots(code) or _assigned_from(ctx.source, code, _word(process))
+        ):
+            ctx.keep(name_subject(rule["func_name"]), rule.id)  # a spawned worker's card: its rank
             return call
         if ctx.facts.loop_variables & _roots(code):
             ctx.keep(name_subject(rule["func_name"]), rule.id, tip=rule["loop_tip"] or rule["tip"])
@@ -103,16 +111,22 @@ class DeviceIdArg(CallArgumentKind):
         return replace_value(call, position, cst.parse_expression(new_code))
 
 
-def _assigned_from_environment(source: str, code: str) -> bool:
-    """A name (or attribute) the file assigns from the environment or a rank somewhere
-    (``device = f'cuda:{ddp_local_rank}'`` then ``set_device(device)``), or an expression of
-    names one of which it assigns so (``proc_id % num_gpus``, ``proc_id`` from SLURM_PROCID)."""
+def _assigned_from(source: str, code: str, origin: "re.Pattern[str]") -> bool:
+    """A name (or attribute) the file assigns from what ``origin`` finds somewhere (the
+    environment or a rank: ``device = f'cuda:{ddp_local_rank}'`` then ``set_device(device)``; a
+    spawned worker's index: ``cfg.device_id = i``), or an expression of names one of which it
+    assigns so (``proc_id % num_gpus``, ``proc_id`` from SLURM_PROCID)."""
     names = [code] if all(part.isidentifier() for part in code.split(".")) else sorted(_roots(code))
     for name in names:
         assignments = re.finditer(rf"(?m)^[ \t]*{re.escape(name)}[ \t]*=(?!=)(.*)$", source)
-        if any(FROM_ENVIRONMENT.search(match.group(1)) for match in assignments):
+        if any(origin.search(match.group(1)) for match in assignments):
             return True
     return False
+
+
+def _word(name: str) -> "re.Pattern[str]":
+    """``name`` read as a variable (not an attribute or part of a longer name)."""
+    return re.compile(rf"(?<![.\w]){re.escape(name)}\b")
 
 
 def _roots(code: str) -> set:
