@@ -209,3 +209,35 @@ def test_cuda_words_no_row_covers_get_one_row_per_file():
         )
     ]
     assert mentions_left(b"device: npu\nbarracuda: 1\n", KindOutcome()) == []
+
+
+SETUP_PY = """import os
+
+from setuptools import setup
+from torch.utils import cpp_extension
+
+
+def do_setup():
+    setup(name="pkg", ext_modules=[cpp_extension.CppExtension("pkg.lib", ["pkg/lib.cpp"])])
+
+
+if __name__ == "__main__":
+    do_setup()
+"""
+
+
+@pytest.mark.parametrize("mode", [["--mode", "full"], ["--mode", "auto"], ["-s"]])
+def test_a_packaging_script_is_no_entry_script(tmp_path, mode):
+    """fairseq's setup.py ends in a ``__main__`` guard: as an entry script it got ``import
+    torch_npu`` (auto: transfer_to_npu; -s: set_device), and pip's isolated build environment,
+    which has torch but no torch_npu, failed to build the package. The training script still
+    gets them."""
+    source = tmp_path / "proj"
+    source.mkdir()
+    (source / "setup.py").write_text(SETUP_PY)
+    (source / "train.py").write_text("import torch\n\nif __name__ == '__main__':\n    print(torch.ones(1))\n")
+    result = run_cli("migrate", "-i", source, "-o", tmp_path / "out", "--no-cache", *mode)
+    assert result.returncode == 0, result.stderr
+    out = tmp_path / "out" / "proj_msft"
+    assert (out / "setup.py").read_bytes() == SETUP_PY.encode()
+    assert "import torch_npu" in (out / "train.py").read_text()

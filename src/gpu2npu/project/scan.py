@@ -20,7 +20,13 @@ from gpu2npu.rewrite.device_selection import MODULE_LEVEL, device_selections
 from gpu2npu.rewrite.facts import classes_defining
 from gpu2npu.rewrite.transformer import ProjectFacts
 from gpu2npu.rules.index import RuleIndex
-from gpu2npu.source.modules import MAIN_GUARD, PROGRAM_CALLS, program_start, requires_a_library
+from gpu2npu.source.modules import (
+    MAIN_GUARD,
+    PROGRAM_CALLS,
+    builds_a_package,
+    program_start,
+    requires_a_library,
+)
 from gpu2npu.source.parse import parse_ast
 from gpu2npu.source.stdlib import STDLIB, TORCHLESS
 
@@ -139,7 +145,7 @@ def _scanned(
 ) -> FileScan:
     """One read of the file's bytes; parsed only when it may define a renamed method, start a
     program, import a CUDA-only library or a library helper, or (-s) select its device."""
-    may_start = find_entries and _may_start_a_program(data)
+    may_start = find_entries and _may_start_a_program(data) and not builds_a_package(rel, data)
     wanted = [method for method in methods if f"def {method}(".encode() in data]
     libraries = [module for module in cuda_only if _may_import(data, module)]
     may_select = device_name is not None and _SELECTION.search(data) is not None

@@ -26,7 +26,7 @@ from gpu2npu.rewrite.kept import file_kept
 from gpu2npu.rewrite.skeleton import source_skeleton
 from gpu2npu.rewrite.transformer import MigrationTransformer, ProjectFacts
 from gpu2npu.rules.index import DeviceBlock
-from gpu2npu.source.modules import is_script, main_guard
+from gpu2npu.source.modules import builds_a_package, is_script, main_guard
 from gpu2npu.source.parse import COPIED, PARSE_ERRORS, parse_ast, parse_failure, unreadable_reason
 
 
@@ -79,7 +79,7 @@ def _migrate(data: bytes, index, project: ProjectFacts, path: str, text_path: bo
     if text_path and not index.needs_tree(data) and not reexport:
         result = _insert_imports_as_text(data, index, tree)
         if result is not None:
-            return _without_needless_imports(result, data, index, tree)
+            return _without_needless_imports(result, data, index, tree, path)
     try:
         return _rewrite(data, index, project, path, tree)
     except PARSE_ERRORS as exc:
@@ -107,7 +107,7 @@ def _rewrite(
     )
     new_module = module.visit(transformer)
     kept = sorted(kept + transformer.kept_here)
-    if not transformer.changes or _only_needless_imports(transformer.changes, data, index, tree):
+    if not transformer.changes or _only_needless_imports(transformer.changes, data, index, tree, path):
         return SourceResult(kept=kept)
     new_bytes = new_module.bytes  # the one code generation of the pass
     if skeleton is not None:
@@ -337,17 +337,18 @@ def _imported_plainly(statements, module: str) -> bool:
     )
 
 
-def _without_needless_imports(result: SourceResult, data: bytes, index, tree) -> SourceResult:
-    return SourceResult() if _only_needless_imports(result.changes, data, index, tree) else result
+def _without_needless_imports(result: SourceResult, data: bytes, index, tree, path: str) -> SourceResult:
+    return SourceResult() if _only_needless_imports(result.changes, data, index, tree, path) else result
 
 
-def _only_needless_imports(changes: List[Change], data: bytes, index, tree) -> bool:
+def _only_needless_imports(changes: List[Change], data: bytes, index, tree, path: str) -> bool:
     """Every change is an insertion of an import wanted only where needed, and the file neither
-    changes otherwise nor runs as a program (InsertImportRule ``only_where_needed``)."""
+    changes otherwise nor runs as a program (InsertImportRule ``only_where_needed``); a
+    packaging script is no program."""
     optional = {i.rule_id for i in index.insert_imports if i.only_where_needed}
     if not changes or any(c.operation != INSERT or c.rule not in optional for c in changes):
         return False
-    return not is_script(tree if tree is not None else parse_ast(data))
+    return builds_a_package(path, data) or not is_script(tree if tree is not None else parse_ast(data))
 
 
 def _insert_imports_as_text(data: bytes, index, tree: Optional[ast.Module]) -> Optional[SourceResult]:

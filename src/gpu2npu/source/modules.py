@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Set, Tuple
 
@@ -51,6 +52,16 @@ def module_names(files: Iterable[str], packages: Set[str], prefix: str = "") -> 
             module = module[:-1]
         names[rel] = ".".join(module) if module else "__init__"
     return names
+
+
+def builds_a_package(rel: str, data: bytes) -> bool:
+    """A packaging script (``setup.py``, or one importing setuptools): pip runs it in an isolated
+    build environment that has torch but no torch_npu, so it is no program of the project
+    (fairseq's ``setup.py`` ends in a ``__main__`` guard)."""
+    return rel.rsplit("/", 1)[-1] == "setup.py" or _SETUPTOOLS.search(data) is not None
+
+
+_SETUPTOOLS = re.compile(rb"^[ \t]*(?:import|from)[ \t]+setuptools\b", re.MULTILINE)
 
 
 def is_script(tree: ast.AST) -> bool:
