@@ -266,13 +266,18 @@ def test_lightnings_fabric_and_trainer_are_reported_where_they_pick_the_device(t
 
 def test_imports_of_cuda_only_libraries_are_each_a_row(tmp_path):
     """``check`` said 100 % of such files convert fully: TensorRT, AutoGPTQ, cpm_kernels (ChatGLM's
-    quantisation) and Liger's Triton kernels run on NVIDIA GPUs only."""
+    quantisation), Liger's Triton kernels, mamba-ssm, causal-conv1d, grouped_gemm, MegaBlocks and
+    flash-attention's CUDA extensions run on NVIDIA GPUs only; TransformerEngine needs Ascend's
+    build (gpt-neox, TinyLlama)."""
     project = tmp_path / "proj"
     project.mkdir()
     (project / "libs.py").write_text(
         "import torch\nimport tensorrt as trt\nfrom cpm_kernels import kernels\n"
         "from liger_kernel.transformers import apply_liger_kernel_to_llama\n"
         "from auto_gptq import AutoGPTQForCausalLM\nimport torch_tensorrt\nx = torch.zeros(1).cuda()\n"
+        "from mamba_ssm.ops.selective_scan_interface import selective_scan_fn\n"
+        "from causal_conv1d import causal_conv1d_fn\nimport grouped_gemm as gg\nfrom megablocks import ops\n"
+        "import xentropy_cuda_lib\nimport dropout_layer_norm\nimport transformer_engine.pytorch as te\n"
     )
     result = run_cli("migrate", "-i", project, "-o", tmp_path / "out", "-v", "2.8.0")
     assert result.returncode == 0, result.stderr
@@ -283,6 +288,13 @@ def test_imports_of_cuda_only_libraries_are_each_a_row(tmp_path):
         ("4", "liger_kernel.transformers", "rules:G2N089"),
         ("5", "auto_gptq", "rules:G2N087"),
         ("6", "torch_tensorrt", "rules:G2N086"),
+        ("8", "mamba_ssm.ops.selective_scan_interface", "rules:G2N163"),
+        ("9", "causal_conv1d", "rules:G2N164"),
+        ("10", "grouped_gemm", "rules:G2N165"),
+        ("11", "megablocks", "rules:G2N166"),
+        ("12", "xentropy_cuda_lib", "rules:G2N167"),
+        ("13", "dropout_layer_norm", "rules:G2N167"),
+        ("14", "transformer_engine.pytorch", "rules:G2N168"),
     ]
 
 
