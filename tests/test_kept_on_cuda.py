@@ -429,3 +429,23 @@ def test_a_device_string_compared_with_tritons_backend_stays_cuda(tmp_path):
     env = {**os.environ, "FAKE_TRITON_BACKEND": "npu"}
     run = run_cli("run", "--", sys.executable, "utils.py", cwd=out, env=env)
     assert (run.returncode, run.stdout) == (0, "False False False 1.0\n"), run.stderr
+
+
+def test_apex_cuda_modules_reached_through_an_imported_apex_are_rows(tmp_path):
+    """Swin's build.py: ``import apex as amp`` then ``amp.normalization.FusedLayerNorm`` had no
+    row, while ``from apex.normalization import FusedLayerNorm`` had one."""
+    project = tmp_path / "proj"
+    write(
+        project / "build.py",
+        "import torch\nimport apex as amp\nimport apex\n\nlayernorm = amp.normalization.FusedLayerNorm\n"
+        "model = apex.parallel.DistributedDataParallel(torch.nn.Linear(2, 2).cuda())\n"
+        "from apex.normalization import FusedRMSNorm\n",
+    )
+    result = run_cli("migrate", "-i", project, "-o", tmp_path / "out", "-v", "2.8.0")
+    assert result.returncode == 0, result.stderr
+    found = rows(tmp_path / "out" / "proj_msft" / "transplant_result_file" / "unsupported_api.csv")
+    assert [(row[1], row[3], row[-1]) for row in found[1:]] == [
+        ("5", "apex.normalization", "rules:G2N052"),
+        ("6", "apex.parallel", "rules:G2N051"),
+        ("7", "apex.normalization", "rules:G2N052"),
+    ]
