@@ -226,18 +226,32 @@ if __name__ == "__main__":
 """
 
 
+PLUGINS_INIT = """import importlib
+import os
+
+import torch
+
+for file in sorted(os.listdir(os.path.dirname(__file__))):
+    if file.endswith(".py") and not file.startswith("_"):
+        importlib.import_module("pkg." + file[:-3])
+"""
+
+
 @pytest.mark.parametrize("mode", [["--mode", "full"], ["--mode", "auto"], ["-s"]])
-def test_a_packaging_script_is_no_entry_script(tmp_path, mode):
+def test_a_packaging_script_or_a_package_init_is_no_entry_script(tmp_path, mode):
     """fairseq's setup.py ends in a ``__main__`` guard: as an entry script it got ``import
     torch_npu`` (auto: transfer_to_npu; -s: set_device), and pip's isolated build environment,
-    which has torch but no torch_npu, failed to build the package. The training script still
-    gets them."""
+    which has torch but no torch_npu, failed to build the package. fairseq's
+    ``optim/__init__.py`` imports its plugins in a loop at the top level: a package's init is
+    imported, never run. The training script still gets them."""
     source = tmp_path / "proj"
-    source.mkdir()
+    (source / "pkg").mkdir(parents=True)
     (source / "setup.py").write_text(SETUP_PY)
+    (source / "pkg" / "__init__.py").write_text(PLUGINS_INIT)
     (source / "train.py").write_text("import torch\n\nif __name__ == '__main__':\n    print(torch.ones(1))\n")
     result = run_cli("migrate", "-i", source, "-o", tmp_path / "out", "--no-cache", *mode)
     assert result.returncode == 0, result.stderr
     out = tmp_path / "out" / "proj_msft"
     assert (out / "setup.py").read_bytes() == SETUP_PY.encode()
+    assert (out / "pkg" / "__init__.py").read_bytes() == PLUGINS_INIT.encode()
     assert "import torch_npu" in (out / "train.py").read_text()

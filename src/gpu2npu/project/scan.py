@@ -24,6 +24,7 @@ from gpu2npu.source.modules import (
     MAIN_GUARD,
     PROGRAM_CALLS,
     builds_a_package,
+    initialises_a_package,
     program_start,
     requires_a_library,
 )
@@ -145,7 +146,12 @@ def _scanned(
 ) -> FileScan:
     """One read of the file's bytes; parsed only when it may define a renamed method, start a
     program, import a CUDA-only library or a library helper, or (-s) select its device."""
-    may_start = find_entries and _may_start_a_program(data) and not builds_a_package(rel, data)
+    may_start = (
+        find_entries
+        and not initialises_a_package(rel)
+        and _may_start_a_program(data)
+        and not builds_a_package(rel, data)
+    )
     wanted = [method for method in methods if f"def {method}(".encode() in data]
     libraries = [module for module in cuda_only if _may_import(data, module)]
     may_select = device_name is not None and _SELECTION.search(data) is not None

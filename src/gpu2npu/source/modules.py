@@ -61,6 +61,12 @@ def builds_a_package(rel: str, data: bytes) -> bool:
     return rel.rsplit("/", 1)[-1] == "setup.py" or _SETUPTOOLS.search(data) is not None
 
 
+def initialises_a_package(rel: str) -> bool:
+    """A package's ``__init__.py``: imported, never run (``python -m pkg`` runs ``__main__.py``),
+    though a loop at its top level imports plugins (fairseq's ``optim/__init__.py``)."""
+    return rel.rsplit("/", 1)[-1] == "__init__.py"
+
+
 _SETUPTOOLS = re.compile(rb"^[ \t]*(?:import|from)[ \t]+setuptools\b", re.MULTILINE)
 
 
