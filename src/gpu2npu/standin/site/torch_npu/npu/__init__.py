@@ -61,6 +61,12 @@ def init() -> None:
     """Nothing to start."""
 
 
+def _lazy_call(callable_) -> None:
+    """Runs ``callable_`` now: the stand-in's NPU is initialised from the start (torch_npu queues it
+    until then)."""
+    callable_()
+
+
 def _lazy_init() -> None:
     """Nothing to start."""
 
