@@ -857,3 +857,42 @@ def test_help_shows_each_mode_with_an_example_and_needs_no_input():
     sub = run_cli("migrate", "distributed", "--help")
     assert sub.returncode == 0, sub.stderr
     assert "-t, --target_model, --target-model TEXT" in sub.stdout and "--shard-eval" in sub.stdout
+
+
+SAVE_THEN_LOAD = """import torch
+
+PATH = "net.pth"
+net = torch.nn.Linear(2, 2).cuda()
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+for epoch in range(2):
+    net(torch.ones(1, 2).cuda()).sum().backward()
+    opt.step()
+torch.save(net.state_dict(), PATH)
+torch.save(net.state_dict(), "last.pth")
+net = torch.nn.Linear(2, 2)
+net.load_state_dict(torch.load(PATH))
+"""
+
+
+def test_a_file_saved_on_rank_0_and_read_after_is_waited_for(tmp_path):
+    """DeepSpeedExamples' cifar10_tutorial.py saves the model, then builds it again from the file:
+    with the save on rank 0 only, the other processes read a file rank 0 was still writing
+    (EOFError), or a stale one. A barrier follows the save of a file the script reads later; a
+    file nothing reads needs none."""
+    source = tmp_path / "proj"
+    write(source / "train.py", SAVE_THEN_LOAD)
+    result, out = distributed(tmp_path, source=source)
+    assert result.returncode == 0, result.stderr
+    text = (out / "train.py").read_text()
+    assert (
+        "if torch.distributed.get_rank() == 0:\n"
+        "    torch.save(net.module.state_dict(), PATH)\n"
+        "torch.distributed.barrier()\n"
+        "if torch.distributed.get_rank() == 0:\n"
+        '    torch.save(net.module.state_dict(), "last.pth")\n'
+        "net = torch.nn.Linear(2, 2)\n"
+    ) in text
+    changes = rows(out / "transplant_result_file" / "change_list.csv")
+    assert [row[3:6] for row in changes if row[4].startswith("wait")] == [
+        ["INSERT", "wait for rank 0's file (torch.distributed.barrier())", "G2N743"]
+    ]

@@ -177,6 +177,7 @@ class _MoveScan(cst.CSTVisitor):
         self.optimized: Set[str] = set()  # receivers of .parameters() calls passed to a call
         self.calls: Dict[int, int] = {}  # id of the Name a call calls -> line of the call
         self.fresh: List[Tuple[cst.CSTNode, int]] = []  # (scope, line): target = a value not read from it
+        self.reads: List[Tuple[int, str]] = []  # (line, code of an argument) of load*(...) and open(...)
 
     def visit_Module(self, node):
         self.scopes.append(node)
@@ -206,6 +207,10 @@ class _MoveScan(cst.CSTVisitor):
             self.calls[id(node.func)] = self.get_metadata(PositionProvider, node).start.line
         for arg in node.args:
             self.optimized.update(_parameters_of(arg.value))
+        name = _called_name(node)
+        if name.startswith("load") or name == "open":
+            line = self.get_metadata(PositionProvider, node).start.line
+            self.reads += [(line, _code(arg.value)) for arg in node.args]
 
     def visit_SimpleStatementLine(self, node):
         moved = _moved(node)
@@ -303,6 +308,16 @@ def _is_move(node: cst.BaseExpression) -> bool:
 
 def _code(node: cst.CSTNode) -> str:
     return cst.Module([]).code_for_node(node)
+
+
+def _called_name(call: cst.Call) -> str:
+    """The last name of the callee: ``save`` of ``torch.save``."""
+    func = call.func
+    name = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", "")
+    return name if isinstance(name, str) else ""
+
+
+_BARRIER = "torch.distributed.barrier()"
 
 
 class _Distribute(cst.CSTTransformer):
@@ -589,7 +604,22 @@ class _Distribute(cst.CSTTransformer):
             leading_lines=updated_node.leading_lines,
         )
         self.guards.add(id(guard))
-        return guard
+        if not self._read_later(statement.value, line):
+            return guard
+        self.changes.append(
+            Change(line, line, INSERT, f"wait for rank 0's file ({_BARRIER})", self.plan.guard_rule)
+        )
+        return cst.FlattenSentinel([guard, cst.parse_statement(_BARRIER + "\n")])
+
+    def _read_later(self, call: cst.Call, line: int) -> bool:
+        """A save whose file (an argument after the first, ``torch.save(obj, PATH)``) the script reads
+        after it (``torch.load(PATH)``): the other processes must wait for rank 0 to write it."""
+        if not _called_name(call).startswith("save"):
+            return False
+        paths = {_code(arg.value) for arg in call.args[1:]} | {
+            _code(arg.value) for arg in call.args if arg.keyword is not None and arg.keyword.value == "f"
+        }
+        return any(later > line and code in paths for later, code in self.scan.reads)
 
     def _only_formats(self, call: cst.Call) -> bool:
         """Its arguments call nothing but ``argument_calls``: running them on one process is safe."""
