@@ -53,6 +53,8 @@ def file_kept(
     if index.compared_strings and index.needs_rewrite(data):
         imports = imports if imports is not None else file_imports(tree)
         for rule in index.compared_strings:
+            if rule.only_sources and not any(_mentions(data, source) for source in rule.sources):
+                continue  # Triton's backend name: only where the file asks for it
             kept += kept_compared_strings(tree, imports, index.strings, rule, index.string_names)
     return sorted(kept)
 
