@@ -70,7 +70,7 @@ def scan_project(
     cuda_only = tuple(sorted(index.cuda_only_modules()))
     block = index.device_block
     device_name = block.name if block is not None and block.select_statements else None
-    helpers = tuple(sorted(index.reexported_callees()))
+    helpers = tuple(sorted(index.reexported_edits))
     reexports: Dict[str, str] = {}
     defining: Dict[str, Set[str]] = {method: set() for method in methods}
     extensions: List[Extension] = []

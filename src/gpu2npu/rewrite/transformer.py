@@ -878,7 +878,7 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         helper = self.project.reexports.get(qualified)
         if helper is None:
             return []
-        return [edit for edit in self.index.calls.get(helper, []) if edit.rule.kind == "KeywordSetRule"]
+        return self.index.reexported_edits.get(helper, [])
 
     def _call_of_bound_move(self, name: str, updated_node: cst.Call) -> cst.Call:
         """``empty_cache()`` imported from torch.cuda -> ``DEVICE_MODULE.empty_cache()``."""

@@ -283,6 +283,9 @@ class RuleIndex:
         default_factory=dict
     )  # call -> (reads, rule id)
     compared_strings: Tuple[ComparedStrings, ...] = ()
+    # library helpers whose call edits also apply through a project module that re-exports them
+    # (yolov5's ``from ultralytics.utils.torch_utils import autocast as smart_amp_autocast``)
+    reexported_edits: Dict[str, List[CallEdit]] = field(default_factory=dict)
     member_strings: Optional[MemberStrings] = None
     peer_strings: Optional[PeerStrings] = None
     argument_strings: List[ArgumentStrings] = field(default_factory=list)
@@ -304,17 +307,6 @@ class RuleIndex:
 
     def add_call_edit(self, key: str, rule: Rule, edit: Callable) -> None:
         self.calls.setdefault(key, []).append(CallEdit(rule, edit))
-
-    def reexported_callees(self) -> FrozenSet[str]:
-        """Library helpers whose calls get a keyword (KeywordSetRule) wherever the project calls
-        them, through a module of its own that re-exports them too (yolov5's
-        ``from ultralytics.utils.torch_utils import autocast as smart_amp_autocast``); torch's own
-        names are imported directly."""
-        return frozenset(
-            name
-            for name, edits in self.calls.items()
-            if not name.startswith(("torch.", ".")) and any(e.rule.kind == "KeywordSetRule" for e in edits)
-        )
 
     def optimization_of(self, rule_id: str):
         """The ``Optimization`` of an --optimize rule; None for any other rule or id."""

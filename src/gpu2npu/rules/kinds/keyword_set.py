@@ -70,6 +70,10 @@ class KeywordSet(RuleKind):
 
     def compile(self, rule, index):
         index.add_call_edit(rule["func_name"], rule, self.apply)
+        if not rule["func_name"].startswith("torch."):  # a library's helper: projects re-export them
+            index.reexported_edits.setdefault(rule["func_name"], []).append(
+                index.calls[rule["func_name"]][-1]
+            )
 
     def trigger_words(self, rule):
         """The callee's own name: every call spells it (``GradScaler(``, an import of it), while
