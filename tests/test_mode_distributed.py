@@ -50,6 +50,7 @@ def test_the_main_script_becomes_multi_card(tmp_path):
         ["train.py", "49", "49", "G2N743"],
         ["train.py", "50", "50", "G2N741"],  # model.module.state_dict()
         ["train.py", "50", "50", "G2N743"],  # torch.save on rank 0
+        ["train.py", "50", "50", "G2N743"],  # then a barrier: line 51 reads the file
         ["train.py", "51", "51", "G2N741"],  # model.module.load_state_dict() after the wrap
     ]
     assert [row[:4] + row[5:] for row in rows(reports / "unsupported_api.csv")[1:]] == [
@@ -478,7 +479,7 @@ def test_a_model_built_again_after_the_wrap_is_the_bare_one(tmp_path):
     assert result.returncode == 0, result.stderr
     assert main.read_text().endswith(
         "if torch.distributed.get_rank() == 0:\n    torch.save(net.module.state_dict(), 'n.pt')\n"
-        "net = torch.nn.Linear(2, 2)\nnet.load_state_dict(torch.load('n.pt'))\n"
+        "torch.distributed.barrier()\nnet = torch.nn.Linear(2, 2)\nnet.load_state_dict(torch.load('n.pt'))\n"
     )
     tip = (
         "net is bound again after it is wrapped in DistributedDataParallel (a model built afresh): left as "

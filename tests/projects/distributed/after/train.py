@@ -61,6 +61,7 @@ def main():
             log.info("epoch %d done", epoch)
     if torch.distributed.get_rank() == 0:
         torch.save(model.module.state_dict(), "model.pt")
+    torch.distributed.barrier()
     model.module.load_state_dict(torch.load("model.pt"))
     return fixed
 
