@@ -264,25 +264,30 @@ def test_lightnings_fabric_and_trainer_are_reported_where_they_pick_the_device(t
         ], target
 
 
+def unsupported_rows(tmp_path, name: str, code: str) -> list:
+    """(line, API, rule) of each unsupported_api.csv row of a one-file project migrated for 2.8.0."""
+    write(tmp_path / "proj" / name, code)
+    result = run_cli("migrate", "-i", tmp_path / "proj", "-o", tmp_path / "out", "-v", "2.8.0")
+    assert result.returncode == 0, result.stderr
+    found = rows(tmp_path / "out" / "proj_msft" / "transplant_result_file" / "unsupported_api.csv")
+    return [(row[1], row[3], row[-1]) for row in found[1:]]
+
+
 def test_imports_of_cuda_only_libraries_are_each_a_row(tmp_path):
     """``check`` said 100 % of such files convert fully: TensorRT, AutoGPTQ, cpm_kernels (ChatGLM's
     quantisation), Liger's Triton kernels, mamba-ssm, causal-conv1d, grouped_gemm, MegaBlocks and
     flash-attention's CUDA extensions run on NVIDIA GPUs only; TransformerEngine needs Ascend's
     build (gpt-neox, TinyLlama)."""
-    project = tmp_path / "proj"
-    project.mkdir()
-    (project / "libs.py").write_text(
+    assert unsupported_rows(
+        tmp_path,
+        "libs.py",
         "import torch\nimport tensorrt as trt\nfrom cpm_kernels import kernels\n"
         "from liger_kernel.transformers import apply_liger_kernel_to_llama\n"
         "from auto_gptq import AutoGPTQForCausalLM\nimport torch_tensorrt\nx = torch.zeros(1).cuda()\n"
         "from mamba_ssm.ops.selective_scan_interface import selective_scan_fn\n"
         "from causal_conv1d import causal_conv1d_fn\nimport grouped_gemm as gg\nfrom megablocks import ops\n"
-        "import xentropy_cuda_lib\nimport dropout_layer_norm\nimport transformer_engine.pytorch as te\n"
-    )
-    result = run_cli("migrate", "-i", project, "-o", tmp_path / "out", "-v", "2.8.0")
-    assert result.returncode == 0, result.stderr
-    found = rows(tmp_path / "out" / "proj_msft" / "transplant_result_file" / "unsupported_api.csv")
-    assert [(row[1], row[3], row[-1]) for row in found[1:]] == [
+        "import xentropy_cuda_lib\nimport dropout_layer_norm\nimport transformer_engine.pytorch as te\n",
+    ) == [
         ("2", "tensorrt", "rules:G2N086"),
         ("3", "cpm_kernels", "rules:G2N088"),
         ("4", "liger_kernel.transformers", "rules:G2N089"),
@@ -434,17 +439,13 @@ def test_a_device_string_compared_with_tritons_backend_stays_cuda(tmp_path):
 def test_apex_cuda_modules_reached_through_an_imported_apex_are_rows(tmp_path):
     """Swin's build.py: ``import apex as amp`` then ``amp.normalization.FusedLayerNorm`` had no
     row, while ``from apex.normalization import FusedLayerNorm`` had one."""
-    project = tmp_path / "proj"
-    write(
-        project / "build.py",
+    assert unsupported_rows(
+        tmp_path,
+        "build.py",
         "import torch\nimport apex as amp\nimport apex\n\nlayernorm = amp.normalization.FusedLayerNorm\n"
         "model = apex.parallel.DistributedDataParallel(torch.nn.Linear(2, 2).cuda())\n"
         "from apex.normalization import FusedRMSNorm\n",
-    )
-    result = run_cli("migrate", "-i", project, "-o", tmp_path / "out", "-v", "2.8.0")
-    assert result.returncode == 0, result.stderr
-    found = rows(tmp_path / "out" / "proj_msft" / "transplant_result_file" / "unsupported_api.csv")
-    assert [(row[1], row[3], row[-1]) for row in found[1:]] == [
+    ) == [
         ("5", "apex.normalization", "rules:G2N052"),
         ("6", "apex.parallel", "rules:G2N051"),
         ("7", "apex.normalization", "rules:G2N052"),
