@@ -17,7 +17,7 @@ meets the literals in source order and counts equal ones per line the same way.
 from __future__ import annotations
 
 import ast
-from typing import Dict, FrozenSet, Iterator, List, Mapping, Optional, Tuple
+from typing import Container, Dict, FrozenSet, Iterator, List, Mapping, Optional, Tuple
 
 from gpu2npu.rewrite.changes import STRING, Kept
 from gpu2npu.rewrite.string_names import names_literal
@@ -45,7 +45,7 @@ def kept_compared_strings(
     literals = (n for n in module_nodes(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str))
     if not any(rewritten(literal.value) for literal in literals):
         return []  # no literal to keep: no scope to read
-    returning = _functions_returning_data(tree, imports, rule)
+    returning = _ReturningData(tree, imports, rule)
     found = []
     for scope in scopes(tree):
         data = _DataView(scope, imports, rule, returning)
@@ -108,26 +108,36 @@ def string_literals(node: ast.AST) -> Iterator[ast.Constant]:
                 yield element
 
 
-def _functions_returning_data(tree: ast.AST, imports: Dict[str, str], rule) -> FrozenSet[str]:
+class _ReturningData:
     """The module's functions that return data where they return anything but a constant
-    (``get_available_device()``: Triton's backend name, or ``'cpu'`` where there is no driver)."""
-    found = set()
-    for node in getattr(tree, "body", []):
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            continue
-        data = _DataView(node, imports, rule, frozenset())
-        values = [n.value for n in walk_scope(node) if isinstance(n, ast.Return) and n.value is not None]
-        computed = [value for value in values if not isinstance(value, ast.Constant)]
-        if computed and all(data.holds(value, compared=False) for value in computed):
-            found.add(node.name)
-    return frozenset(found)
+    (``get_available_device()``: Triton's backend name, or ``'cpu'`` where there is no driver);
+    read on the first question, as most files call none of their functions where it matters."""
+
+    def __init__(self, tree: ast.AST, imports: Dict[str, str], rule):
+        self.tree, self.imports, self.rule = tree, imports, rule
+        self._names: Optional[FrozenSet[str]] = None
+
+    def __contains__(self, name: str) -> bool:
+        if self._names is None:
+            self._names = frozenset(self._read())
+        return name in self._names
+
+    def _read(self) -> Iterator[str]:
+        for node in getattr(self.tree, "body", []):
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            data = _DataView(node, self.imports, self.rule, frozenset())
+            values = [n.value for n in walk_scope(node) if isinstance(n, ast.Return) and n.value is not None]
+            computed = [value for value in values if not isinstance(value, ast.Constant)]
+            if computed and all(data.holds(value, compared=False) for value in computed):
+                yield node.name
 
 
 class _DataView:
     """What in one function (or the module) holds data from outside the program; ``returning``:
     the module's functions whose result is data."""
 
-    def __init__(self, scope: ast.AST, imports: Dict[str, str], rule, returning: FrozenSet[str]):
+    def __init__(self, scope: ast.AST, imports: Dict[str, str], rule, returning: Container[str]):
         self.scope = scope
         self.imports = imports
         self.sources = rule.sources
