@@ -294,6 +294,24 @@ def test_workers_die_when_the_run_is_killed(busy_project, tmp_path):
     assert wait_for(lambda: not any(alive(pid) for pid in workers)), "orphaned workers"
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux's parent-death signal")
+@pytest.mark.parametrize(
+    "forked_by_this_process,exit_code,output", [(True, 0, "still running\n"), (False, 1, "")]
+)
+def test_a_worker_whose_parent_died_before_it_started_leaves(forked_by_this_process, exit_code, output):
+    """A run killed between a worker's fork and its request to die with the run: the worker, by
+    then another process's child, must not wait on the job queue for ever (it holds the pipes)."""
+    parent = os.getpid() if forked_by_this_process else os.getpid() + 1_000_000  # never a pid
+    code = f"from gpu2npu.project.parallel import _die_with_parent; _die_with_parent({parent}); "
+    worker = subprocess.run(
+        [sys.executable, "-c", code + "print('still running')"],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
+    assert (worker.returncode, worker.stdout, worker.stderr) == (exit_code, output, "")
+
+
 # -- a worker that dies costs its file, in every command that has workers ---------------------------
 
 KILLER = Path(__file__).parent / "killer"  # its sitecustomize kills the worker on GPU2NPU_TEST_KILL

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import os
 import signal
 import sys
 from concurrent.futures import ProcessPoolExecutor
@@ -82,7 +83,7 @@ class _Pools:
         """Results of ``batch`` appended to ``results`` until the pool breaks; how many came."""
         came = 0
         pool = ProcessPoolExecutor(
-            workers, initializer=_start_worker, initargs=(self.initializer, self.initargs)
+            workers, initializer=_start_worker, initargs=(os.getpid(), self.initializer, self.initargs)
         )
         try:
             chunk = max(1, min(16, len(batch) // (workers * 8)))
@@ -104,11 +105,11 @@ class _Pools:
         return came
 
 
-def _start_worker(initializer: Optional[Callable], initargs: tuple) -> None:
+def _start_worker(parent: int, initializer: Optional[Callable], initargs: tuple) -> None:
     """In each worker: die with the parent (on Linux), leave SIGINT and SIGTERM to the parent
     (it stops the workers; their inherited handlers would print a traceback each), then the
     caller's set-up."""
-    _die_with_parent()
+    _die_with_parent(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     if hasattr(signal, "pthread_sigmask"):
@@ -132,9 +133,12 @@ def _stop_signals_held():
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
-def _die_with_parent() -> None:
+def _die_with_parent(parent: int) -> None:
     """Ask Linux to kill this process when its parent dies, even by SIGKILL, so that no worker
-    is left running (prctl PR_SET_PDEATHSIG); elsewhere the pool's own checks stop it."""
+    is left running (prctl PR_SET_PDEATHSIG); elsewhere the pool's own checks stop it. A parent
+    that died before the request (between the fork and here) sends nothing: the worker, now
+    another process's child, leaves at once (it would wait on the job queue for ever, holding
+    the run's output pipes open)."""
     if not sys.platform.startswith("linux"):
         return
     try:
@@ -142,6 +146,8 @@ def _die_with_parent() -> None:
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     except (OSError, AttributeError):
         pass
+    if os.getppid() != parent:
+        os._exit(1)
 
 
 def _stop(pool: ProcessPoolExecutor) -> None:
