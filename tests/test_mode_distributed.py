@@ -673,6 +673,34 @@ def test_a_main_script_whose_imported_module_sets_up_the_process_group_is_left_a
     ]
 
 
+def test_a_main_script_whose_imported_package_re_exports_the_set_up_is_left_alone(tmp_path):
+    """timm's train.py calls ``utils.init_distributed_device`` through ``from timm import utils``,
+    whose ``__init__`` imports it from ``.distributed``: before, a second process group went into
+    the script ("trying to initialize the default process group twice") and a second DDP."""
+    project = tmp_path / "timm_like"
+    write(
+        project / "mylib" / "utils" / "distributed.py",
+        "import torch.distributed as dist\n\n\ndef init_distributed_device(args):\n"
+        "    dist.init_process_group('nccl')\n",
+    )
+    write(project / "mylib" / "utils" / "__init__.py", "from .distributed import init_distributed_device\n")
+    write(project / "mylib" / "__init__.py", "")
+    code = (
+        "import torch\nimport torchvision.utils\nfrom mylib import utils\n\nutils.init_distributed_device(None)\n"
+        "model = torch.nn.Linear(2, 2).cuda()\nfor epoch in range(2):\n"
+        "    model(torch.ones(2).cuda()).sum().backward()\n"
+    )
+    main = write(project / "train.py", code)
+    result, out = distributed(tmp_path, source=project, main=main)
+    assert result.returncode == 0, result.stderr
+    assert "init_process_group" not in (out / "train.py").read_text()
+    assert "DistributedDataParallel" not in (out / "train.py").read_text()
+    setup = "torch.distributed.init_process_group, in mylib/utils/distributed.py"
+    assert reported(out / "train.py") == [
+        ["3", "3", "distributed", already_tip(setup), "supported_with_limits"]
+    ]
+
+
 def test_a_main_script_whose_imported_module_narrows_the_visible_devices_selects_no_device_at_import(
     tmp_path,
 ):

@@ -321,8 +321,15 @@ def project_imports(rel: str, data: bytes) -> Tuple[Tuple[str, ...], ...]:
     import, from the folder its dots name for a relative one (``from ..a import c``: c may be a
     module). An empty group: code the file may run that no import names (``import_module``,
     ``exec``), or a relative import above the root."""
+    return tuple(group for _, group in located_imports(rel, data))
+
+
+def located_imports(rel: str, data: bytes) -> Iterator[Tuple[int, Tuple[str, ...]]]:
+    """(line, group) for each group of project_imports, with the line of the import."""
     folder = rel.split("/")[:-1]
-    groups = [()] if _DYNAMIC.search(data) else []
+    dynamic = _DYNAMIC.search(data)
+    if dynamic:
+        yield _line_at(data, dynamic.start()), ()
     for match in _IMPORTS.finditer(data):
         if match.group(1) is not None:
             written = match.group(1).decode("ascii", "replace")
@@ -333,15 +340,19 @@ def project_imports(rel: str, data: bytes) -> Tuple[Tuple[str, ...], ...]:
         else:
             parts = [part.split() for part in match.group(2).split(b",")]
             modules, level = [part[0].decode("ascii", "replace") for part in parts if part], 0
+        line = _line_at(data, match.start(1) if match.group(1) is not None else match.start(2))
         for dotted in modules:
             if not level and dotted.split(".")[0] in _NO_TORCH:
                 continue
             if level - 1 > len(folder):
-                groups.append(())
+                yield line, ()
                 continue
             bases = [folder[: len(folder) - level + 1]] if level else [[], folder]
-            groups.append(tuple(_module_paths(bases, dotted.split("."), relative=bool(level))))
-    return tuple(groups)
+            yield line, tuple(_module_paths(bases, dotted.split("."), relative=bool(level)))
+
+
+def _line_at(data: bytes, offset: int) -> int:
+    return data.count(b"\n", 0, offset) + 1
 
 
 def _module_paths(bases: List[List[str]], parts: List[str], relative: bool) -> Iterator[str]:

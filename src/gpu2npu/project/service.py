@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, FrozenSet, List, Optional, Tuple
+from typing import Callable, FrozenSet, Iterator, List, Optional, Tuple
 
 from gpu2npu.apis.judge import ApiReports, api_reports
 from gpu2npu.errors import UserError, warn
@@ -23,7 +23,7 @@ from gpu2npu.project.output import AtomicTree, copy_other_entries, make_director
 from gpu2npu.project.parallel import run_jobs
 from gpu2npu.project.paths import output_name
 from gpu2npu.project.plan import PYTHON, Plan, plan_input
-from gpu2npu.project.scan import ProjectScan, analysis_context, project_imports, scan_project
+from gpu2npu.project.scan import ProjectScan, analysis_context, located_imports, scan_project
 from gpu2npu.rewrite.changes import Kept
 from gpu2npu.rewrite.distributed import ModelSearch, find_model, has_training_loop, model_tip
 from gpu2npu.rules.index import RuleIndex, compile_index
@@ -203,18 +203,44 @@ def _check_main(
 
 
 def _set_up_by_an_import(index: RuleIndex, plan: Plan, main: str, data: bytes) -> tuple:
-    """(module.py, "set-up call, in module.py"): the first project module the main script imports
-    (directly) that calls a set-up of the distributed rule (its own init_process_group, as
-    LoRA's gpu.py and dinov2's distributed package do); () none."""
-    for group in project_imports(main, data):
-        for path in group:
-            module = plan.root / path
-            if not path.endswith(".py") or not module.is_file():
-                continue
-            search = _model_search(index, module.read_bytes(), [DEFAULT_MODEL])
-            if search is not None and search.already:
-                return path, f"{search.already}, in {path}"
+    """(line of the import, "set-up call, in module.py"): the first project module the main
+    script imports (directly) that calls a set-up of the distributed rule (its own
+    init_process_group, as LoRA's gpu.py and dinov2's distributed package do), or that a package
+    it imports re-exports from (timm's ``from timm import utils``, whose ``__init__`` imports
+    ``.distributed``); () none."""
+    for line, path in _imported_modules(plan, main, data):
+        search = _model_search(index, (plan.root / path).read_bytes(), [DEFAULT_MODEL])
+        if search is not None and search.already:
+            return line, f"{search.already}, in {path}"
     return ()
+
+
+def _imported_modules(plan: Plan, main: str, data: bytes) -> Iterator[Tuple[int, str]]:
+    """(line of the import, module): each project module the main script imports, and after a
+    package's ``__init__.py`` the package's own modules that it imports (its re-exports: one
+    level), each once."""
+    seen = set()
+    for line, path in _python_files(plan, located_imports(main, data)):
+        if path in seen:
+            continue
+        seen.add(path)
+        yield line, path
+        if path.endswith("/__init__.py"):
+            package = path[: -len("__init__.py")]
+            inner = located_imports(path, (plan.root / path).read_bytes())
+            for _, module in _python_files(plan, inner):
+                if module.startswith(package) and module not in seen:
+                    seen.add(module)
+                    yield line, module
+
+
+def _python_files(plan: Plan, imports: Iterator[Tuple[int, Tuple[str, ...]]]) -> Iterator[Tuple[int, str]]:
+    """(line, path) for the paths of ``imports`` (located_imports) that are Python files of the
+    project."""
+    for line, group in imports:
+        for path in group:
+            if path.endswith(".py") and (plan.root / path).is_file():
+                yield line, path
 
 
 def _model_names(given: Optional[str]) -> List[str]:

@@ -63,6 +63,17 @@ def original_lines(original: bytes, changed: bytes) -> Callable[[int], int]:
     return line_of
 
 
+def changed_line(original: bytes, changed: bytes, line: int) -> int:
+    """The line of ``changed`` that ``line`` of ``original`` became (the inverse of original_lines;
+    a rewritten line: the first line of what replaces it)."""
+    matcher = difflib.SequenceMatcher(None, original.splitlines(), changed.splitlines(), autojunk=False)
+    index = line - 1
+    for tag, old_start, old_end, new_start, _ in matcher.get_opcodes():
+        if old_start <= index < old_end:
+            return new_start + (index - old_start if tag == "equal" else 0) + 1
+    return max(len(changed.splitlines()), 1)
+
+
 def in_original_lines(changes: Sequence[Change], line_of: Callable[[int], int]) -> List[Change]:
     return [
         dataclasses.replace(c, start_line=line_of(c.start_line), end_line=line_of(c.end_line))

@@ -92,16 +92,14 @@ def distribute(
     source: str, plan: DistributedPlan, target: str, shard_eval: bool, elsewhere: Tuple = ()
 ) -> DistributedResult:
     """The main script's code, made multi-card; ``target``: the model, or several separated by
-    commas (a GAN's generator and discriminator), each wrapped on its own; ``elsewhere``: (module
-    path, set-up) where a module the script imports sets up the process group or DDP."""
+    commas (a GAN's generator and discriminator), each wrapped on its own; ``elsewhere``: (line of
+    the import, set-up) where a module the script imports sets up the process group or DDP."""
     first, *others = target.split(",")
     wrapper = MetadataWrapper(cst.parse_module(source))
     scan = _MoveScan(first, plan)
     wrapper.visit(scan)
     if scan.already or elsewhere:
-        line, setup = (
-            (scan.already, scan.setup) if scan.already else (_import_line(source, elsewhere[0]), elsewhere[1])
-        )
+        line, setup = (scan.already, scan.setup) if scan.already else elsewhere
         text = model_tip(plan, "already", first, setup)
         kept = [Kept(line, "distributed", line, "distributed", plan.wrapper_rule, True, tip=text)]
         return DistributedResult(source, [], kept, already=True)
@@ -116,14 +114,6 @@ def distribute(
         kept += kept_in_original_lines(more_kept, line_of)
         code = wrapped
     return DistributedResult(code, changes, kept)
-
-
-def _import_line(source: str, path: str) -> int:
-    """The first line of ``source`` that imports the module at ``path`` (by its name or package)."""
-    parts = path[: -len(".py")].split("/")
-    name = parts[-2] if parts[-1] == "__init__" and len(parts) > 1 else parts[-1]
-    word = re.compile(rf"\bimport\b.*\b{re.escape(name)}\b|\b{re.escape(name)}\b.*\bimport\b")
-    return next((n for n, line in enumerate(source.splitlines(), 1) if word.search(line)), 1)
 
 
 def _wrap_another(code: str, plan: DistributedPlan, model: str) -> Tuple[str, List[Change], List[Kept]]:

@@ -15,6 +15,7 @@ from gpu2npu.rewrite.changes import (
     INSERT,
     Change,
     Kept,
+    changed_line,
     in_original_lines,
     kept_in_original_lines,
     original_lines,
@@ -155,7 +156,10 @@ def _distributed(data: bytes, result: SourceResult, plan, project: ProjectFacts,
         source = current.decode("utf-8")
     except UnicodeDecodeError:
         return SourceResult(skipped="the main script is not UTF-8: copied unchanged"), False
-    done = distribute(source, plan, project.target_model, project.shard_eval, project.distributed_by)
+    elsewhere = project.distributed_by
+    if elsewhere:  # its line is the original's
+        elsewhere = (changed_line(data, current, elsewhere[0]), elsewhere[1])
+    done = distribute(source, plan, project.target_model, project.shard_eval, elsewhere)
     line_of = original_lines(data, current)
     kept = sorted(result.kept + kept_in_original_lines(done.kept, line_of))
     if done.new_code == source:

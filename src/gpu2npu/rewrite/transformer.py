@@ -68,7 +68,7 @@ class ProjectFacts:
         self.shard_eval = shard_eval  # distributed: shard evaluation loaders too
         self.refused_calls: FrozenSet[str] = frozenset()  # of the index's, those some file makes
         self.cuda_only_files: FrozenSet[str] = frozenset()  # modules needing a CUDA-only library to import
-        # distributed: (module path, set-up call and module) where a module the main script
+        # distributed: (line of the import, set-up call and module) where a module the main script
         # imports sets up the process group or DDP (the script is distributed already); () none
         self.distributed_by: Tuple = ()
         # -s: by entry script, (module, line, function) where a module it imports selects the
