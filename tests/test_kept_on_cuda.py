@@ -450,3 +450,18 @@ def test_apex_cuda_modules_reached_through_an_imported_apex_are_rows(tmp_path):
         ("6", "apex.parallel", "rules:G2N051"),
         ("7", "apex.normalization", "rules:G2N052"),
     ]
+
+
+def test_apex_modules_a_from_import_names_are_rows(tmp_path):
+    """``from apex import parallel`` (and ``amp``) had no row: only the module after ``from`` was
+    looked up (apex itself has no verdict). With two verdicts on one line, the unsupported one."""
+    assert unsupported_rows(
+        tmp_path,
+        "train.py",
+        "import torch\nfrom apex import parallel\nfrom apex import amp, parallel as p\nfrom apex import amp\n"
+        "from apex import *\n",
+    ) == [
+        ("2", "apex.parallel", "rules:G2N051"),
+        ("3", "apex.parallel", "rules:G2N051"),
+        ("4", "apex.amp", "rules:G2N055"),
+    ]

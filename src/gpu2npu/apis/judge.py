@@ -183,18 +183,31 @@ class ApiJudge:
         return None
 
     def _module_row(self, site: CallSite) -> Optional[ApiRow]:
-        """An import of a CUDA-only library (a status rule on the module or a parent of it); not
+        """An import of a CUDA-only library (a status rule on the module or a parent of it, or
+        on a module a from-import names: ``from apex import parallel``), the unsupported first; not
         a from-import whose every name the migration moves elsewhere (FusedLayerNorm to torch.nn)."""
         if site.args and all(self._moved(f"{site.api}.{name}") for name in site.args):
             return None
-        parts = site.api.split(".")
+        found = [
+            (imported, answer)
+            for imported in [site.api] + [f"{site.api}.{name}" for name in site.args if name != "*"]
+            for answer in [self._library_answer(imported)]
+            if answer is not None
+        ]
+        found.sort(key=lambda pair: pair[1].status != UNSUPPORTED)
+        return self._answer_row(site, *found[0]) if found else None
+
+    def _library_answer(self, api: str):
+        """The verdict of the nearest status rule on ``api`` or a parent of it (not torch's) that
+        says unsupported or supported with limits; None otherwise."""
+        parts = api.split(".")
         for end in range(len(parts), 0, -1):
             module = ".".join(parts[:end])
             rules = self.index.overrides_for(module)
             if rules and not is_torch_name(module):
                 answer = self.kb.lookup(module, self.version, rules)
                 if answer is not None and answer.status in (UNSUPPORTED, LIMITED):
-                    return self._answer_row(site, site.api, answer)
+                    return answer
         return None
 
     def _moved(self, qualified: str) -> bool:
