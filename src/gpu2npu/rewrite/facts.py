@@ -42,6 +42,8 @@ INT_FUNCTIONS = frozenset(
         for name in ("current_device", "device_count")
     }
 )
+# Methods that return a device name (DeepSpeed's ``get_accelerator().device_name(rank)``: 'cuda:0').
+STR_METHODS = frozenset({"device_name"})
 TENSOR_FACTORIES = frozenset(
     "tensor zeros ones empty rand randn randint full arange linspace as_tensor from_numpy stack cat "
     "zeros_like ones_like empty_like rand_like randn_like full_like".split()
@@ -389,8 +391,8 @@ class FileFacts:
 
     def kinds_of(self, source: str, line: int = 0) -> FrozenSet[str]:
         """The kinds of value the expression ``source`` at ``line`` may have."""
-        try:
-            node = ast.parse(source.strip(), mode="eval").body
+        try:  # in parentheses: an argument may span lines ("cuda" if ...\n else "cpu")
+            node = ast.parse(f"(\n{source.strip()}\n)", mode="eval").body
         except SyntaxError:
             return frozenset({UNKNOWN})
         return self.value_kinds(node, self.scope_at(line))
@@ -423,6 +425,8 @@ def _call_kind(call: ast.Call, qualified: str, imported: bool) -> str:
         return "str"
     if method in TENSOR_METHODS:
         return "tensor"
+    if method in STR_METHODS:
+        return "str"
     if qualified == "str":
         return "str"
     if qualified in INT_FUNCTIONS:
