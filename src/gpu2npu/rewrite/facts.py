@@ -369,6 +369,8 @@ class FileFacts:
             return self._kinds_of(self.attributes[name], depth)
         if attr == "device":
             return frozenset({"device"})  # tensor.device / module.device: a torch.device
+        if attr == "grad":
+            return frozenset({"tensor"})  # a parameter's gradient (or None): timm's Adafactor
         return frozenset({UNKNOWN})
 
     def _kinds_of(self, values: List[tuple], depth: int) -> FrozenSet[str]:
