@@ -207,9 +207,10 @@ def _module_spellings(rel: str) -> List[str]:
 
 
 def _selected_elsewhere(plan: Plan, entries, imports: Dict[str, FileScan]) -> Dict[str, tuple]:
-    """By entry script, (module, line, function) where a module it imports (directly) selects
-    the device on import, or in a function the script calls (BLIP's ``utils.init_distributed_mode``,
-    consistency_models' ``dist_util.setup_dist``); entries with none are left out."""
+    """By entry script, (module, line, function, narrows) where a module it imports (directly)
+    selects the device on import, or in a function the script calls (BLIP's
+    ``utils.init_distributed_mode``, consistency_models' ``dist_util.setup_dist``); ``narrows``:
+    the module sets the visible devices. Entries with none are left out."""
     found = {}
     for entry in sorted(entries):
         if entry not in imports:
@@ -222,7 +223,8 @@ def _selected_elsewhere(plan: Plan, entries, imports: Dict[str, FileScan]) -> Di
                     if calls is None:
                         calls = _read_or_empty(plan.root / entry)
                     if function == MODULE_LEVEL or re.search(rb"\b%s\s*\(" % function.encode(), calls):
-                        found.setdefault(entry, (path, line, function))
+                        narrows = b"VISIBLE_DEVICES" in _read_or_empty(plan.root / path)
+                        found.setdefault(entry, (path, line, function, narrows))
     return found
 
 

@@ -36,6 +36,14 @@ def selects_its_device(tree: ast.AST, name: str) -> int:
     return min(lines, default=0)
 
 
+def narrows_visible_devices(tree: ast.AST) -> bool:
+    """Whether ``tree`` sets the visible devices in Python (FastChat's ``--gpus``): a device
+    selected before that would void it, even one the environment names."""
+    return any(
+        isinstance(node, (ast.Assign, ast.Call)) and _sets_visible_devices(node) for node in ast.walk(tree)
+    )
+
+
 def _owned_statements(statement: ast.stmt):
     """(owner, node): a function by its name, each method of a class by its name, anything else
     as run on import."""

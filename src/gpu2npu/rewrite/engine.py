@@ -20,7 +20,7 @@ from gpu2npu.rewrite.changes import (
     kept_in_original_lines,
     original_lines,
 )
-from gpu2npu.rewrite.device_selection import MODULE_LEVEL, selects_its_device
+from gpu2npu.rewrite.device_selection import MODULE_LEVEL, narrows_visible_devices, selects_its_device
 from gpu2npu.rewrite.distributed import distribute
 from gpu2npu.rewrite.imports import already_imported, insert_at_top, insert_by_text, leading_statements
 from gpu2npu.rewrite.kept import file_kept
@@ -246,23 +246,29 @@ class _Selection:
             return cls()
         itself = selects_its_device(tree, block.name)
         elsewhere = None if itself else project.selected_elsewhere.get(path)
-        if itself or elsewhere:
-            return cls(itself=itself, elsewhere=elsewhere)
+        if itself or elsewhere:  # only a selection the environment asks for, and never before
+            narrows = narrows_visible_devices(tree) if itself else elsewhere[3]  # the visible devices set
+            select = [] if narrows else list(block.select_when_set)
         guard = _guard_spot(data, tree, block.name) if project.module_imported(path) else None
         if guard is None or block.entry_statements:
-            return cls(at_top=select)
-        return cls(in_guard=select, guard_line=guard[0], guard_indent=guard[1])
+            return cls(at_top=select, itself=itself, elsewhere=elsewhere)
+        return cls(
+            in_guard=select, guard_line=guard[0], guard_indent=guard[1], itself=itself, elsewhere=elsewhere
+        )
 
 
 def _device_block_message(
     block: DeviceBlock, selection: _Selection, line_of, line: int, inserted: int
 ) -> str:
     message = f"insert the statements that take {block.name} from the environment"
+    how = (
+        "selecting it only where it is set" if selection.at_top or selection.in_guard else "not selecting it"
+    )
     if selection.itself:
         at = selection.itself + (inserted if selection.itself >= line else 0)  # read before the insertion
-        return f"{message} (not selecting it: the script selects its device itself, line {line_of(at)})"
+        return f"{message} ({how}: the script selects its device itself, line {line_of(at)})"
     if selection.elsewhere:
-        return f"{message} (not selecting it: {_selection_elsewhere(*selection.elsewhere)})"
+        return f"{message} ({how}: {_selection_elsewhere(*selection.elsewhere)})"
     return message
 
 
@@ -301,7 +307,7 @@ def _insert_lines(data: bytes, line: int, indent: bytes, statements: List[str]) 
     return b"\n".join(lines[: line - 1] + block + lines[line - 1 :])
 
 
-def _selection_elsewhere(module: str, line: int, function: str) -> str:
+def _selection_elsewhere(module: str, line: int, function: str, narrows: bool) -> str:
     if function == MODULE_LEVEL:
         return f"the script imports {module}, which selects its device on import, line {line}"
     return f"the script calls {function} of {module}, which selects its device, line {line}"

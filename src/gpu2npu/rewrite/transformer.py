@@ -73,7 +73,7 @@ class ProjectFacts:
         self.distributed_by: Tuple = ()
         # -s: by entry script, (module, line, function) where a module it imports selects the
         # device in a function the script calls (or on import: function "")
-        self.selected_elsewhere: Dict[str, Tuple[str, int, str]] = {}
+        self.selected_elsewhere: Dict[str, Tuple[str, int, str, bool]] = {}
         # a project module's name for a library helper it re-exports ("utils.torch_utils.
         # smart_amp_autocast") -> the helper's ("ultralytics.utils.torch_utils.autocast")
         self.reexports: Dict[str, str] = {}

@@ -7,8 +7,10 @@ them; ``entry_statements`` follow in entry scripts only (distributed: the proces
 do ``select_statements`` (-s: ``set_device(DEVICE_ID)``), unless the script selects its device
 itself: it calls ``set_device`` with something else (a rank: torchrun's workers) or sets the
 visible devices in Python (FastChat's ``--gpus``), which a device selected at import would
-precede and void. A module that already binds the name is left alone (a second migration adds
-nothing).
+precede and void. There ``select_when_set`` go instead (-s: ``set_device(DEVICE_ID)`` where
+``DEVICE_ID`` is set): nanoGPT selects its card only under torchrun, so a single-card run
+started with ``DEVICE_ID=1`` would take card 0. A module that already binds the name is left
+alone (a second migration adds nothing).
 
     rules:
       InsertDeviceIdRule:
@@ -39,6 +41,12 @@ class InsertDeviceId(RuleKind):
         "select_statements": Field(
             list, default=[], help="entry scripts only, unless the script selects its device itself"
         ),
+        "select_when_set": Field(
+            list,
+            default=[],
+            help="instead, in entry scripts that select their device themselves: statements that "
+            "select it only where the environment names one",
+        ),
     }
     text_only = True
 
@@ -48,7 +56,12 @@ class InsertDeviceId(RuleKind):
         problem = check_names(**listed_names("imports", fields["imports"]))
         if problem:
             return problem
-        lines = fields["statements"] + fields["entry_statements"] + fields["select_statements"]
+        lines = (
+            fields["statements"]
+            + fields["entry_statements"]
+            + fields["select_statements"]
+            + fields["select_when_set"]
+        )
         if any(not isinstance(line, str) or "\n" in line for line in lines):
             return "each item of the statement lists must be one line of text"
         code = "\n".join(lines)
@@ -69,6 +82,7 @@ class InsertDeviceId(RuleKind):
             rule.id,
             tuple(rule["entry_statements"]),
             tuple(rule["select_statements"]),
+            tuple(rule["select_when_set"]),
         )
 
     def describe(self, rule):

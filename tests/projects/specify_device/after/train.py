@@ -11,6 +11,8 @@ from utils.data import batches
 from utils.model import Net
 import os
 DEVICE_ID = int(os.environ['DEVICE_ID']) if os.environ.get('DEVICE_ID', '').isdigit() else 0
+if os.environ.get('DEVICE_ID', '').isdigit():
+    torch_npu.npu.set_device(DEVICE_ID)
 
 
 def main():
