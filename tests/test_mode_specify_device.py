@@ -516,3 +516,22 @@ def test_a_spawned_workers_card_stays_its_index(tmp_path, flag):
     assert run.returncode == 0, run.stderr
     # the two workers print at once: their lines may interleave
     assert sorted(re.findall(r"worker \d: card \d", run.stdout)) == ["worker 0: card 0", "worker 1: card 1"]
+
+
+def test_an_entry_script_using_torch_through_the_project_s_modules_selects_device_id(tmp_path):
+    """llm-foundry's scripts/train/train.py and alignment-handbook's sft.py import no torch: the
+    training is in the package they call. They got no selection, so DEVICE_ID=1 trained on card
+    0. A script that imports torch through no module (data preparation) gets nothing."""
+    files = {
+        "pkg/__init__.py": "from .train import train\n",
+        "pkg/train.py": "import torch\n\n\ndef train():\n    return torch.ones(2).cuda()\n",
+        "train.py": "from pkg import train\n\nif __name__ == '__main__':\n    train()\n",
+        "prepare.py": "import json\n\nif __name__ == '__main__':\n    print(json.dumps([]))\n",
+    }
+    source, out = migrated_project(tmp_path, files)
+    assert (out / "train.py").read_text() == (
+        "from pkg import train\nimport os\nimport torch_npu\n"
+        "DEVICE_ID = int(os.environ['DEVICE_ID']) if os.environ.get('DEVICE_ID', '').isdigit() else 0\n"
+        "\nif __name__ == '__main__':\n    torch_npu.npu.set_device(DEVICE_ID)\n    train()\n"
+    )  # in the __main__ block: a module named train is imported elsewhere (pkg's)
+    assert (out / "prepare.py").read_bytes() == (source / "prepare.py").read_bytes()

@@ -57,6 +57,7 @@ class FileScan:
     selections: Tuple[Tuple[str, int], ...] = ()
     # library helpers it imports at module level, which other files may import from it: (name, helper)
     reexports: Tuple[Tuple[str, str], ...] = ()
+    imports_torch: bool = False  # a line of it imports torch (or a module of it)
 
 
 def scan_project(
@@ -114,6 +115,7 @@ def scan_project(
     )
     if device_name is not None:
         facts.selected_elsewhere = _selected_elsewhere(plan, facts.entries, imports)
+        facts.torch_through_imports = _torch_through_imports(facts.entries, imports)
     return ProjectScan(facts, ops, extensions, outcomes.count(CORRUPT))
 
 
@@ -176,6 +178,7 @@ def _scanned(
         tree is not None and bool(libraries) and requires_a_library(tree, libraries),
         tuple(device_selections(tree, device_name).items()) if may_select and tree is not None else (),
         _imported_helpers(tree, imported_helpers) if tree is not None else (),
+        _TORCH_IMPORT.search(data) is not None,
     )
 
 
@@ -226,6 +229,29 @@ def _selected_elsewhere(plan: Plan, entries, imports: Dict[str, FileScan]) -> Di
                         narrows = b"VISIBLE_DEVICES" in _read_or_empty(plan.root / path)
                         found.setdefault(entry, (path, line, function, narrows))
     return found
+
+
+def _torch_through_imports(entries, imports: Dict[str, FileScan]) -> FrozenSet[str]:
+    """The entry scripts that import no torch themselves but a project module that does, directly
+    or through other project modules (llm-foundry's train.py: ``llmfoundry.command_utils``)."""
+    return frozenset(
+        entry
+        for entry in entries
+        if entry in imports and not imports[entry].imports_torch and _reaches_torch(entry, imports)
+    )
+
+
+def _reaches_torch(start: str, imports: Dict[str, FileScan]) -> bool:
+    seen, todo = {start}, [start]
+    while todo:
+        for group in imports[todo.pop()].imports:
+            for path in group:
+                if path in imports and path not in seen:
+                    if imports[path].imports_torch:
+                        return True
+                    seen.add(path)
+                    todo.append(path)
+    return False
 
 
 def _read_or_empty(path: Path) -> bytes:
@@ -372,6 +398,7 @@ _LOOP = re.compile(rb"^(?:for|while|with)\b", re.MULTILINE)  # a statement at th
 # `import a.b as c`, `import a, b`, `from .a.b import c`: the module names, read off the bytes.
 _IMPORTS = re.compile(rb"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import|import[ \t]+([\w. \t,]+))", re.MULTILINE)
 _SELECTION = re.compile(rb"set_device|VISIBLE_DEVICES")
+_TORCH_IMPORT = re.compile(rb"^[ \t]*(?:import|from)[ \t]+torch\b(?!_)", re.MULTILINE)
 _DYNAMIC = re.compile(rb"\b(?:import_module|__import__|exec|run_path|run_module)\(")
 
 

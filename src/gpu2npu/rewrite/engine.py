@@ -183,16 +183,19 @@ def _with_device_block(
     entry_statements=(),
 ) -> SourceResult:
     """The statements binding the device index from the environment, after the leading imports
-    of a module whose migrated code uses the name, and of an entry script that imports torch
-    (they select the device: ``_Selection``), then ``entry_statements`` in an entry script;
-    never where the module binds the name already."""
+    of a module whose migrated code uses the name, and of an entry script that imports torch,
+    itself or through project modules (they select the device: ``_Selection``), then
+    ``entry_statements`` in an entry script; never where the module binds the name already."""
     current = result.new_bytes if result.new_bytes is not None else data
     if not entry and block.name.encode() not in current:
         return result
     tree = parse_ast(current)
     if tree is None or _binds_name(tree, block.name):
         return result
-    entry = entry and already_imported(current.decode("utf-8", "replace"), "torch", tree)
+    entry = entry and (
+        already_imported(current.decode("utf-8", "replace"), "torch", tree)
+        or path in project.torch_through_imports
+    )
     if not (entry or _uses_name(tree, block.name)):
         return result
     selection = _Selection.of(current, tree, block, project, path) if entry else _Selection()

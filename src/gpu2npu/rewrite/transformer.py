@@ -71,9 +71,12 @@ class ProjectFacts:
         # distributed: (line of the import, set-up call and module) where a module the main script
         # imports sets up the process group or DDP (the script is distributed already); () none
         self.distributed_by: Tuple = ()
-        # -s: by entry script, (module, line, function) where a module it imports selects the
-        # device in a function the script calls (or on import: function "")
+        # -s: by entry script, (module, line, function, narrows) where a module it imports selects
+        # the device in a function the script calls (or on import: function ""); narrows: by
+        # setting the visible devices
         self.selected_elsewhere: Dict[str, Tuple[str, int, str, bool]] = {}
+        # -s: the entry scripts that import no torch but a project module that does
+        self.torch_through_imports: FrozenSet[str] = frozenset()
         # a project module's name for a library helper it re-exports ("utils.torch_utils.
         # smart_amp_autocast") -> the helper's ("ultralytics.utils.torch_utils.autocast")
         self.reexports: Dict[str, str] = {}
@@ -119,7 +122,13 @@ class ProjectFacts:
     def for_file(self, rel: str) -> tuple:
         """What the processing of the file at ``rel`` reads of them besides ``shared()``."""
         entry = rel in self.entries
-        return self.cuda_modules_for(rel), self.module_imported(rel), entry, self.selected_elsewhere.get(rel)
+        return (
+            self.cuda_modules_for(rel),
+            self.module_imported(rel),
+            entry,
+            self.selected_elsewhere.get(rel),
+            rel in self.torch_through_imports,
+        )
 
 
 # mp.spawn(fn, ...), torch.multiprocessing.start_processes(fn, ...), Process(target=fn, ...)
