@@ -232,7 +232,9 @@ def test_rules_list_shows_the_rules_of_a_mode():
     assert auto.returncode == 0, auto.stderr
     ids = [line.split("|")[1].strip() for line in auto.stdout.splitlines() if line.startswith("| G2N")]
     python_ids = [rule_id for rule_id in ids if rule_id < "G2N800"]  # G2N8xx: the other file kinds'
-    assert python_ids == [f"G2N70{n}" for n in range(10)] + [
+    # the APIs the target torch removed are fixed in every mode (ConvNeXt's torch._six.inf)
+    removed = ["G2N400", "G2N401", "G2N402", "G2N403", "G2N404"] + [f"G2N4{n:02}" for n in range(6, 12)]
+    assert python_ids == removed + [f"G2N70{n}" for n in range(10)] + [
         "G2N710",
         "G2N730",
         "G2N731",
@@ -377,4 +379,20 @@ def test_a_device_capability_compared_is_reported_for_transfer_to_npu_answers_no
     reported = [row[:4] + row[5:] for row in rows(out / "transplant_result_file" / "unsupported_api.csv")[1:]]
     assert reported == [
         ["train.py", "4", "4", "torch.cuda.get_device_capability", "unsupported", "listed", "rules:G2N709"]
+    ]
+
+
+def test_an_api_the_target_torch_removed_is_fixed_as_in_the_full_migration(tmp_path):
+    """ConvNeXt's utils.py kept ``from torch._six import inf`` under --mode auto while the full
+    migration fixed it: on torch 2.8 (and every torch torch_npu 2.x pairs with) the import fails."""
+    source = tmp_path / "proj"
+    source.mkdir()
+    (source / "utils.py").write_text("import torch\nfrom torch._six import inf\n\nnorm = inf\n")
+    (source / "main.py").write_text("import utils\n\nif __name__ == '__main__':\n    print(utils.norm)\n")
+    result, out = migrate_auto(tmp_path, source=source)
+    assert result.returncode == 0, result.stderr
+    assert (out / "utils.py").read_text() == "import torch\nfrom torch import inf\n\nnorm = inf\n"
+    changes = python_change_rows(out / "transplant_result_file" / "change_list.csv")
+    assert [row for row in changes if row[0] == "utils.py"] == [
+        ["utils.py", "2", "2", "MODIFY", "change import torch._six.inf to torch.inf", "G2N401"]
     ]

@@ -7,7 +7,7 @@ from gpu2npu.styles import Style
 STYLE = Style(
     name="auto",
     help="only import transfer_to_npu in the entry scripts, plus the fixes it needs (rules/auto/)",
-    rule_folders=("auto", "every_mode"),
+    rule_folders=("auto", "every_mode", "removed_apis.yaml"),
     switches=frozenset({"auto"}),
     order=1,
     entry_scripts=True,
