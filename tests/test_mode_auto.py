@@ -329,6 +329,16 @@ MAIN = '\nif __name__ == "__main__":\n    pass\n'
             },
             ["api.py", "tutorial_train.py", "web_demo.py"],
         ),
+        # nanoGPT's bench.py: its loops are in a top-level if/else (profile or not); one in a
+        # function of a top-level if does not count
+        (
+            {
+                "bench.py": "import torch\nif profile:\n    # docs\n\n    with prof:\n        pass\n"
+                "else:\n    # simple\n    for stage in range(2):\n        pass\n",
+                "lib.py": "import torch\nif HAVE_X:\n    def f():\n        for x in y:\n            pass\n",
+            },
+            ["bench.py"],
+        ),
     ],
     ids=[
         "through project modules",
@@ -338,6 +348,7 @@ MAIN = '\nif __name__ == "__main__":\n    pass\n'
         "cycle",
         "imported script",
         "top-level run",
+        "loop in a top-level if",
     ],
 )
 def test_entry_scripts_are_the_programs_that_may_use_torch(tmp_path, files, entries):

@@ -234,24 +234,10 @@ def _selected_elsewhere(plan: Plan, entries, imports: Dict[str, FileScan]) -> Di
 def _torch_through_imports(entries, imports: Dict[str, FileScan]) -> FrozenSet[str]:
     """The entry scripts that import no torch themselves but a project module that does, directly
     or through other project modules (llm-foundry's train.py: ``llmfoundry.command_utils``)."""
+    reaching = _TorchReach(imports)
     return frozenset(
-        entry
-        for entry in entries
-        if entry in imports and not imports[entry].imports_torch and _reaches_torch(entry, imports)
+        entry for entry in entries if entry in imports and reaching.imports_torch_through_the_project(entry)
     )
-
-
-def _reaches_torch(start: str, imports: Dict[str, FileScan]) -> bool:
-    seen, todo = {start}, [start]
-    while todo:
-        for group in imports[todo.pop()].imports:
-            for path in group:
-                if path in imports and path not in seen:
-                    if imports[path].imports_torch:
-                        return True
-                    seen.add(path)
-                    todo.append(path)
-    return False
 
 
 def _read_or_empty(path: Path) -> bytes:
@@ -314,6 +300,20 @@ class _TorchReach:
         self.folders = {rel[: end + 1] for rel in imports for end in range(len(rel)) if rel[end] == "/"}
 
     def may_use_torch(self, rel: str) -> bool:
+        return any(not found for found in self._walk(rel))
+
+    def imports_torch_through_the_project(self, rel: str) -> bool:
+        """Whether a project module that ``rel`` reaches (not ``rel`` itself) imports torch."""
+        return not self.imports[rel].imports_torch and any(
+            self.imports[path].imports_torch
+            for found in self._walk(rel)
+            for path in found
+            if path in self.imports
+        )
+
+    def _walk(self, rel: str) -> Iterator[List[str]]:
+        """For each import of ``rel`` and of the project files it reaches, the project paths that
+        answer it (an empty list: none does)."""
         seen, todo = set(), [rel]
         while todo:
             file = todo.pop()
@@ -322,10 +322,8 @@ class _TorchReach:
             seen.add(file)
             for group in self.imports[file].imports:
                 found = [path for path in group if path in self.imports or path in self.folders]
-                if not found:
-                    return True
+                yield found
                 todo += [path for path in found if path in self.imports]
-        return False
 
 
 def _may_start_a_program(data: bytes) -> bool:
@@ -334,6 +332,7 @@ def _may_start_a_program(data: bytes) -> bool:
         or b"main()" in data
         or b"parse_args(" in data
         or _LOOP.search(data) is not None
+        or any(_INNER_LOOP.search(block) for block in _TOP_LEVEL_IF.findall(data))
         or _PROGRAM_CALL.search(data) is not None
     )
 
@@ -395,6 +394,11 @@ def _module_paths(bases: List[List[str]], parts: List[str], relative: bool) -> I
 
 _PROGRAM_CALL = re.compile(rb"\.(?:%s)\(" % "|".join(sorted(PROGRAM_CALLS)).encode())
 _LOOP = re.compile(rb"^(?:for|while|with)\b", re.MULTILINE)  # a statement at the top level that may be a loop
+# the indented lines (blank and comment lines among them) of a top-level if/elif/else, and a loop in them
+_TOP_LEVEL_IF = re.compile(
+    rb"^(?:if|elif|else)\b[^\n]*\n((?:[ \t][^\n]*\n|[ \t]*\n|#[^\n]*\n)*)", re.MULTILINE
+)
+_INNER_LOOP = re.compile(rb"^[ \t]+(?:for|while)\b", re.MULTILINE)
 # `import a.b as c`, `import a, b`, `from .a.b import c`: the module names, read off the bytes.
 _IMPORTS = re.compile(rb"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import|import[ \t]+([\w. \t,]+))", re.MULTILINE)
 _SELECTION = re.compile(rb"set_device|VISIBLE_DEVICES")

@@ -100,7 +100,7 @@ def program_start(tree: ast.AST) -> str:
     """How the file shows that it starts a program when run, or '': ``if __name__ ==
     "__main__":``, a module-level ``main()`` call, or a script whose work runs at the top level:
     command-line arguments parsed there (``args = parser.parse_args()``) or a loop there
-    (``while True:``, ``for epoch in ...``, also inside a top-level ``with``), or a call that runs
+    (``while True:``, ``for epoch in ...``, also inside a top-level ``with`` or ``if``), or a call that runs
     the program there (PROGRAM_CALLS: ChatGLM's ``demo.queue().launch()``)."""
     if is_script(tree):
         return MAIN_GUARD
@@ -114,8 +114,12 @@ def program_start(tree: ast.AST) -> str:
 
 
 def _is_loop(node: ast.stmt) -> bool:
+    """A loop, also inside a top-level ``with`` or ``if`` (nanoGPT's bench.py: ``if profile:``
+    one loop, ``else:`` another)."""
     if isinstance(node, (ast.With, ast.AsyncWith)):
         return any(_is_loop(child) for child in node.body)
+    if isinstance(node, ast.If):
+        return any(_is_loop(child) for child in node.body + node.orelse)
     return isinstance(node, (ast.For, ast.AsyncFor, ast.While))
 
 
