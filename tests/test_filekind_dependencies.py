@@ -626,3 +626,21 @@ def test_torch_no_file_lists_is_planned_once_for_the_top_file_and_not_called_add
     ]
     for name in ("requirements.txt", "eval/requirements.txt"):
         assert (tmp_path / "out" / "proj_msft" / name).read_bytes() == (project / name).read_bytes()
+
+
+def test_a_torch_range_that_excludes_the_target_still_plans_torch_npu(tmp_path):
+    """llm-foundry's setup.py pins torch>=2.7.0,<2.7.1: the plan said to install torch 2.8.0
+    "before torch_npu" and had no torch_npu row."""
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "setup.py").write_text(
+        "from setuptools import setup\n\nsetup(name='p', install_requires=['torch>=2.7.0,<2.7.1'])\n"
+    )
+    (project / "train.py").write_text("import torch\nx = torch.ones(1).cuda()\n")
+    result = run_cli("migrate", "-i", project, "-o", tmp_path / "out", "-v", "2.8.0")
+    assert result.returncode == 0, result.stderr
+    plan = csv_rows(tmp_path / "out" / "proj_msft" / "transplant_result_file" / "dependency_plan.csv")
+    assert [row[:6] for row in plan[1:]] == [
+        ["1", "torch", "torch>=2.7.0,<2.7.1", "setup.py", "3", "kept"],
+        ["2", "torch_npu", "torch_npu==2.8.0.post4", "setup.py", "0", "to install"],
+    ]

@@ -686,7 +686,8 @@ def test_a_main_script_whose_imported_package_re_exports_the_set_up_is_left_alon
     write(project / "mylib" / "utils" / "__init__.py", "from .distributed import init_distributed_device\n")
     write(project / "mylib" / "__init__.py", "")
     code = (
-        "import torch\nimport torchvision.utils\nfrom mylib import utils\n\nutils.init_distributed_device(None)\n"
+        "import torch\nimport torchvision.utils\nfrom mylib import utils\n\n"
+        "utils.init_distributed_device(None)\n"
         "model = torch.nn.Linear(2, 2).cuda()\nfor epoch in range(2):\n"
         "    model(torch.ones(2).cuda()).sum().backward()\n"
     )

@@ -478,6 +478,8 @@ class _Planner:
             )
         self.report(item, requirement.written, tip, self.pin.id)
         self.plan.dependencies.append(self.torch_row(requirement.written, item.line, "kept"))
+        if not self.has_npu:  # the plan still says which torch_npu goes with the target
+            self.plan.dependencies.append(self.npu_row(0, TO_INSTALL))
 
     def in_range(self, item: Written) -> None:
         """A torch requirement the target version must satisfy (the portable tree pins nothing:
