@@ -184,13 +184,15 @@ class ApiJudge:
 
     def _module_row(self, site: CallSite) -> Optional[ApiRow]:
         """An import of a CUDA-only library (a status rule on the module or a parent of it, or
-        on a module a from-import names: ``from apex import parallel``), the unsupported first; not
-        a from-import whose every name the migration moves elsewhere (FusedLayerNorm to torch.nn)."""
+        on a module a from-import names: ``from apex import parallel``, a name in lower case as
+        modules are; a class has its rows where it is used), the unsupported first; not a
+        from-import whose every name the migration moves elsewhere (FusedLayerNorm to torch.nn)."""
         if site.args and all(self._moved(f"{site.api}.{name}") for name in site.args):
             return None
+        modules = [f"{site.api}.{name}" for name in site.args if name[:1].islower()]
         found = [
             (imported, answer)
-            for imported in [site.api] + [f"{site.api}.{name}" for name in site.args if name != "*"]
+            for imported in [site.api] + modules
             for answer in [self._library_answer(imported)]
             if answer is not None
         ]
