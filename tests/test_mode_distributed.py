@@ -673,17 +673,19 @@ def test_a_main_script_whose_imported_module_sets_up_the_process_group_is_left_a
     ]
 
 
-def test_a_main_script_whose_imported_package_re_exports_the_set_up_is_left_alone(tmp_path):
+@pytest.mark.parametrize("spelled", [".distributed", "mylib.utils.distributed"])
+def test_a_main_script_whose_imported_package_re_exports_the_set_up_is_left_alone(tmp_path, spelled):
     """timm's train.py calls ``utils.init_distributed_device`` through ``from timm import utils``,
     whose ``__init__`` imports it from ``.distributed``: before, a second process group went into
-    the script ("trying to initialize the default process group twice") and a second DDP."""
+    the script ("trying to initialize the default process group twice") and a second DDP.
+    imagen-pytorch's ``__init__`` imports its Accelerate trainer by its absolute name."""
     project = tmp_path / "timm_like"
     write(
         project / "mylib" / "utils" / "distributed.py",
         "import torch.distributed as dist\n\n\ndef init_distributed_device(args):\n"
         "    dist.init_process_group('nccl')\n",
     )
-    write(project / "mylib" / "utils" / "__init__.py", "from .distributed import init_distributed_device\n")
+    write(project / "mylib" / "utils" / "__init__.py", f"from {spelled} import init_distributed_device\n")
     write(project / "mylib" / "__init__.py", "")
     code = (
         "import torch\nimport torchvision.utils\nfrom mylib import utils\n\n"
