@@ -303,6 +303,8 @@ MAIN = '\nif __name__ == "__main__":\n    pass\n'
                 "a.py": "import mylib" + MAIN,
                 "b.py": "import os, json" + MAIN,
                 "c.py": "import numpy, requests" + MAIN,
+                # alignment-handbook's release.py, accelerate's GitHub-bot scripts
+                "release.py": "import packaging.version\nfrom github import Github" + MAIN,
             },
             ["a.py"],
         ),

@@ -43,9 +43,9 @@ STDLIB = frozenset(
 # datasets' torch formatting) is not listed.
 TORCHLESS = frozenset(
     (
-        "aiohttp anthropic boto3 bs4 click colorama cv2 fastapi fire google gradio httpx huggingface_hub "
-        "jsonlines markdownify matplotlib nltk numpy openai pandas PIL plotly polars psutil pyarrow "
-        "pydantic regex requests rich scipy seaborn sentencepiece shortuuid sklearn tabulate termcolor "
-        "tiktoken tqdm typer uvicorn vertexai websockets yaml zmq"
+        "aiohttp anthropic boto3 bs4 click colorama cv2 fastapi fire github google gradio httpx "
+        "huggingface_hub jsonlines markdownify matplotlib nltk numpy openai packaging pandas PIL plotly "
+        "polars psutil pyarrow pydantic regex requests rich scipy seaborn sentencepiece shortuuid sklearn "
+        "tabulate termcolor tiktoken tqdm typer uvicorn vertexai websockets yaml zmq"
     ).split()
 )
