@@ -465,3 +465,26 @@ def test_apex_modules_a_from_import_names_are_rows(tmp_path):
         ("3", "apex.parallel", "rules:G2N051"),
         ("4", "apex.amp", "rules:G2N055"),
     ]
+
+
+def test_an_optional_import_of_a_cuda_only_library_is_limited_not_unsupported(tmp_path):
+    """llm-foundry's ``__init__`` tries ``from flash_attn import flash_attn_func`` and goes on
+    without it (a raise only for a broken install): check failed the package, whose migrated code
+    runs on the NPU. An import the program cannot do without stays unsupported."""
+    write(
+        tmp_path / "proj" / "__init__.py",
+        "import torch\ntry:\n    from flash_attn import flash_attn_func\nexcept ImportError as e:\n"
+        "    if 'undefined symbol' in str(e):\n        raise\ntry:\n    import flash_attn\n"
+        "except ImportError:\n    raise RuntimeError('install flash-attn')\n",
+    )
+    result = run_cli("migrate", "-i", tmp_path / "proj", "-o", tmp_path / "out", "-v", "2.8.0")
+    assert result.returncode == 0, result.stderr
+    found = rows(tmp_path / "out" / "proj_msft" / "transplant_result_file" / "unsupported_api.csv")
+    assert [(row[1], row[3], row[5]) for row in found[1:]] == [
+        ("3", "flash_attn", "supported_with_limits"),
+        ("8", "flash_attn", "unsupported"),
+    ]
+    assert found[1][4].startswith("optional here: imported in a try whose except ImportError goes on")
+    check = run_cli("check", tmp_path / "proj", "--format", "json", "-v", "2.8.0")
+    assert check.returncode == 1  # for line 8
+    assert [f["line"] for f in json.loads(check.stdout)["findings"] if f["severity"] == "error"] == [8]

@@ -22,6 +22,7 @@ class CallSite:
     keywords: Tuple[Tuple[str, str], ...] = ()  # (keyword, source text of the value)
     receiver: str = ""  # dotted receiver of a method call whose type is unknown ('ext' in ext.op(x))
     column: int = 1  # 1-based column where the use starts
+    optional: bool = False  # an import with a fallback: in a try whose ImportError handler goes on
 
     def keyword(self, name: str, default: str = None):
         for key, value in self.keywords:

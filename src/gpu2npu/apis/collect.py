@@ -56,6 +56,7 @@ class _Collector(ScopedReader):
         self.instances: List[Dict[str, str]] = [{}]  # per function scope: name -> qualified class
         self.attribute_instances: Dict[str, str] = {}  # self.opt -> qualified class, file-wide
         self._callees = set()
+        self._fallbacks = 0  # the try statements around here whose ImportError handlers go on
 
     # -- bindings ---------------------------------------------------------------------------
 
@@ -68,6 +69,20 @@ class _Collector(ScopedReader):
         self.bind_imports(node)
         if node.module and not node.level:
             self._add(node, node.module, "import", tuple(alias.name for alias in node.names))
+
+    def visit_Try(self, node: ast.Try) -> None:
+        """The imports of a try whose ImportError handler goes on without them (llm-foundry's
+        optional flash_attn, fairseq's xformers) are optional: the program runs where they are
+        missing."""
+        fallback = any(_goes_on_without_the_import(handler) for handler in node.handlers)
+        self._fallbacks += fallback
+        for statement in node.body:
+            self.visit(statement)
+        self._fallbacks -= fallback
+        for part in (*node.handlers, *node.orelse, *node.finalbody):
+            self.visit(part)
+
+    visit_TryStar = visit_Try
 
     def visit_FunctionDef(self, node) -> None:
         for decorator in node.decorator_list:
@@ -212,6 +227,30 @@ class _Collector(ScopedReader):
     def _add(self, node: ast.AST, api: str, kind: str, names: Tuple[str, ...] = ()) -> None:
         """``names``: what a from-import imports (its site's ``args``)."""
         end = getattr(node, "end_lineno", None) or node.lineno
+        optional = kind == "import" and self._fallbacks > 0
         self.sites.append(
-            CallSite(self.rel, node.lineno, end, api, kind, args=names, column=node.col_offset + 1)
+            CallSite(
+                self.rel,
+                node.lineno,
+                end,
+                api,
+                kind,
+                args=names,
+                column=node.col_offset + 1,
+                optional=optional,
+            )
         )
+
+
+_IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
+
+
+def _goes_on_without_the_import(handler: ast.ExceptHandler) -> bool:
+    """Whether ``handler`` catches a failed import and does not always raise (a raise in a
+    branch, llm-foundry's for a broken install, still lets a missing package pass)."""
+    caught = handler.type
+    names = caught.elts if isinstance(caught, ast.Tuple) else [caught]
+    catches = caught is None or any(
+        (dotted(name) or "").rsplit(".", 1)[-1] in _IMPORT_ERRORS for name in names
+    )
+    return catches and not (handler.body and isinstance(handler.body[-1], ast.Raise))

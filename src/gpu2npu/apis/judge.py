@@ -28,6 +28,10 @@ INHERITED_FROM = (
     ("torch.optim.lr_scheduler.", "torch.optim.lr_scheduler.LRScheduler"),
     ("torch.optim.", "torch.optim.Optimizer"),
 )
+OPTIONAL_IMPORT = (
+    "optional here: imported in a try whose except ImportError goes on without it, as it will on the "
+    "NPU; check that the fallback is what you want"
+)
 CUDA_OP_TIP = (
     "user-defined CUDA operator: port it to the NPU (Ascend C custom operator or torch/torch_npu operators)"
 )
@@ -197,7 +201,15 @@ class ApiJudge:
             if answer is not None
         ]
         found.sort(key=lambda pair: pair[1].status != UNSUPPORTED)
-        return self._answer_row(site, *found[0]) if found else None
+        if not found:
+            return None
+        imported, answer = found[0]
+        if site.optional and answer.status == UNSUPPORTED:  # the program goes on without it
+            tip = f"{OPTIONAL_IMPORT}; {answer.tip}"
+            return self._make(
+                site, imported, tip, LIMITED, answer.confidence, answer.source, rule=answer.rule_id
+            )
+        return self._answer_row(site, imported, answer)
 
     def _library_answer(self, api: str):
         """The verdict of the nearest status rule on ``api`` or a parent of it (not torch's) that
