@@ -702,6 +702,12 @@ def test_a_main_script_whose_imported_package_re_exports_the_set_up_is_left_alon
     assert reported(out / "train.py") == [
         ["3", "3", "distributed", already_tip(setup), "supported_with_limits"]
     ]
+    # its launcher says so (detectron2's own launcher ignores torchrun's environment)
+    header = (out / "run_distributed_npu.sh").read_text().splitlines()[3:5]
+    assert header == [
+        f"# The script distributes itself ({setup}).",
+        "# torchrun gives each process RANK, LOCAL_RANK and WORLD_SIZE, which it may not read (its own",
+    ]
 
 
 def test_a_main_script_whose_imported_module_narrows_the_visible_devices_selects_no_device_at_import(

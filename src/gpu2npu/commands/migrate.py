@@ -60,7 +60,8 @@ def _write_launcher(tree: AtomicTree, style, run: ProjectRun) -> str:
     if path.exists() or path.is_symlink():
         return ""
     (main,) = run.scan.facts.entries
-    path.write_text(style.launcher.format(main=shlex.quote(main)), encoding="utf-8")
+    how = style.launcher_header(run.distributes_itself)
+    path.write_text(style.launcher.format(main=shlex.quote(main), how=how), encoding="utf-8")
     path.chmod(0o755)
     return style.launcher_name
 

@@ -56,6 +56,7 @@ class ProjectRun:
     cache_counts: result_cache.CacheCounts = field(default_factory=result_cache.CacheCounts)
     # distributed: the report rows of the model taken without -t, and of the trained models not wrapped
     model_rows: List[Kept] = field(default_factory=list)
+    distributes_itself: str = ""  # distributed: the set-up call by which the main script does ("" none)
 
     @property
     def model_notice(self) -> str:
@@ -150,9 +151,9 @@ def start_project(options: ProjectOptions, name: str, extra: Optional[RuleSet] =
     plan = plan_input(options.input, options.selection)
     style = style_named(options.style)
     entries = _chosen_entries(options, plan)
-    model, model_rows, elsewhere = options.target_model or DEFAULT_MODEL, [], ()
+    model, model_rows, elsewhere, itself = options.target_model or DEFAULT_MODEL, [], (), ""
     if style.one_entry:
-        model, model_rows, elsewhere = _check_main(options, plan, entries, index)
+        model, model_rows, elsewhere, itself = _check_main(options, plan, entries, index)
     cache = _open_cache(options)
     scan = scan_project(plan, index, entries, cache)
     scan.facts.target_model, scan.facts.shard_eval = model, options.shard_eval
@@ -164,17 +165,19 @@ def start_project(options: ProjectOptions, name: str, extra: Optional[RuleSet] =
             "name the script that starts the training with --entry FILE",
         )
     run = ProjectRun(options, index, plan, name, scan, cache=cache, model_rows=model_rows)
+    run.distributes_itself = itself
     run.cache_counts.corrupt = scan.corrupt
     return run
 
 
 def _check_main(
     options: ProjectOptions, plan: Plan, entries: FrozenSet[str], index: RuleIndex
-) -> Tuple[str, List[Kept], tuple]:
+) -> Tuple[str, List[Kept], tuple, str]:
     """Distributed: one main script, with a training loop, and model names that are names; the
     models to wrap (separated by commas), the report rows on them (the model inferred: -t not
-    given, model never moved; the other models trained but not wrapped), and (module, set-up)
-    where a module the script imports distributes it already."""
+    given, model never moved; the other models trained but not wrapped), (line of the import,
+    set-up) where a module the script imports distributes it already, and the set-up by which
+    the script distributes itself ("" none)."""
     if len(entries) != 1:
         raise UserError("the distributed mode needs the main script", "name it with -m MAIN (or one --entry)")
     given = options.target_model
@@ -188,10 +191,10 @@ def _check_main(
         )
     search = _model_search(index, data, names)
     if search is not None and search.already:  # left as it is: nothing to wrap, no loop to shard
-        return ",".join(names), [], ()
+        return ",".join(names), [], (), search.already
     elsewhere = _set_up_by_an_import(index, plan, main, data) if options.input.is_dir() else ()
     if elsewhere:
-        return ",".join(names), [], elsewhere
+        return ",".join(names), [], elsewhere, elsewhere[1]
     if not has_training_loop(tree):
         raise UserError(
             f"the main script '{main}' has no training loop "
@@ -199,7 +202,7 @@ def _check_main(
             "name the script that trains with -m",
         )
     target, rows = _chosen_model(index, search, given, names, main)
-    return target, rows + _unwrapped_rows(index, search, target.split(",")), ()
+    return target, rows + _unwrapped_rows(index, search, target.split(",")), (), ""
 
 
 def _set_up_by_an_import(index: RuleIndex, plan: Plan, main: str, data: bytes) -> tuple:

@@ -23,8 +23,15 @@ class Style:
     entry_scripts: bool = False  # its rules insert into the entry scripts, which must be found
     one_entry: bool = False  # exactly one entry script, named by the user (distributed: -m MAIN)
     output_suffix: str = "_msft"  # of the migrated tree: <name><suffix>
-    launcher: str = ""  # a script written at the output root ({main}: the main script's path)
+    launcher: str = ""  # a script written at the output root ({main}: the main script's path, {how})
     launcher_name: str = ""
+    # the launcher's {how}: for a script the mode made multi-card, for one that distributes itself ({setup})
+    launcher_headers: Tuple[str, str] = ("", "")
+
+    def launcher_header(self, distributes_itself: str) -> str:
+        """What the launcher says of the script; ``distributes_itself``: its own set-up ("" none)."""
+        made, itself = self.launcher_headers
+        return itself.format(setup=distributes_itself) if distributes_itself else made
 
 
 _STYLES: List[Style] = []

@@ -10,12 +10,23 @@ from gpu2npu.styles import Style
 LAUNCHER = """#!/bin/sh
 # Start the migrated training on NPUS cards of this machine, one process per card:
 #   sh run_distributed_npu.sh [NPUS] [arguments of {main}...]    (NPUS default: 8)
-# torchrun gives each process RANK, LOCAL_RANK and WORLD_SIZE; the script sets up hccl from them.
+# {how}
 NPUS=${{1:-8}}
 [ "$#" -gt 0 ] && shift
 export HCCL_WHITELIST_DISABLE=1
 exec torchrun --standalone --nproc_per_node="$NPUS" {main} "$@"
 """
+
+# what the launcher's header says of the script: one it made multi-card, one that distributes itself
+SETS_UP_HCCL = (
+    "torchrun gives each process RANK, LOCAL_RANK and WORLD_SIZE; the script sets up hccl from them."
+)
+DISTRIBUTES_ITSELF = (
+    "The script distributes itself ({setup}).\n"
+    "# torchrun gives each process RANK, LOCAL_RANK and WORLD_SIZE, which it may not read (its own\n"
+    "# launcher, --num-gpus, an MPI rank): use this only where it does (init_method env://,\n"
+    "# LOCAL_RANK), else start it with its own launcher."
+)
 
 STYLE = Style(
     name="distributed",
@@ -29,4 +40,5 @@ STYLE = Style(
     output_suffix="_msft_multi",
     launcher=LAUNCHER,
     launcher_name="run_distributed_npu.sh",
+    launcher_headers=(SETS_UP_HCCL, DISTRIBUTES_ITSELF),
 )
