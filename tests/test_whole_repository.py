@@ -209,6 +209,11 @@ def test_cuda_words_no_row_covers_get_one_row_per_file():
         )
     ]
     assert mentions_left(b"device: npu\nbarracuda: 1\n", KindOutcome()) == []
+    # a CUDA build's tag (ConvNeXt's INSTALL.md), not a number that only contains those letters
+    install = b"pip install torch==1.8.0+cu111 -f https://download.pytorch.org/whl/cu118\nsecu1234 acu12\n"
+    assert [row.subject for row in mentions_left(install, KindOutcome())] == [
+        "2 CUDA mentions left as written: cu111, cu118"
+    ]
 
 
 SETUP_PY = """import os

@@ -19,9 +19,9 @@ UNSUPPORTED, LIMITED, UNKNOWN, MENTION = "unsupported", "limited", "unknown", "m
 NOT_MIGRATED = "not-migrated"  # the rule of a row about CUDA named where no rule acts
 # Words that name CUDA or a CUDA-only library in any text (not "barracuda"); a file's mentions no
 # row covers are reported.
-MENTION_PATTERN = re.compile(
+MENTION_PATTERN = re.compile(  # also a CUDA build's tag: torch==1.8.0+cu111, download.pytorch.org/whl/cu121
     rb"(?i)(?<![a-z])(cuda|nccl|cudnn|nvcc|nvidia-smi|flash[-_]attn|xformers|apex|triton|pynvml|cupy"
-    rb"|bitsandbytes)(?![a-z])"
+    rb"|bitsandbytes|(?<![0-9])cu\d{2,3}(?![0-9]))(?![a-z])"
 )
 
 
