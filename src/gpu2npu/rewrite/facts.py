@@ -43,7 +43,7 @@ INT_FUNCTIONS = frozenset(
     }
 )
 # Methods that return a device name (DeepSpeed's ``get_accelerator().device_name(rank)``: 'cuda:0').
-STR_METHODS = frozenset({"device_name"})
+STR_METHODS = frozenset({"device_name", "current_device_name"})
 TENSOR_FACTORIES = frozenset(
     "tensor zeros ones empty rand randn randint full arange linspace as_tensor from_numpy stack cat "
     "zeros_like ones_like empty_like rand_like randn_like full_like".split()
