@@ -608,39 +608,40 @@ def test_rule_ids_stay_in_their_block():
     assert len(ids) == len(set(ids)) and all("G2N860" <= rule_id <= "G2N899" for rule_id in ids)
 
 
+def planned(tmp_path, files, version: str) -> list:
+    """The first six columns of each dependency plan row of a project of ``files`` (path -> text)
+    with a training script, migrated for ``version``."""
+    project = tmp_path / "proj"
+    for rel, text in {**files, "train.py": "import torch\nx = torch.ones(1).cuda()\n"}.items():
+        (project / rel).parent.mkdir(parents=True, exist_ok=True)
+        (project / rel).write_text(text)
+    result = run_cli("migrate", "-i", project, "-o", tmp_path / "out", "-v", version)
+    assert result.returncode == 0, result.stderr
+    plan = csv_rows(tmp_path / "out" / "proj_msft" / "transplant_result_file" / "dependency_plan.csv")
+    return [row[:6] for row in plan[1:]]
+
+
 def test_torch_no_file_lists_is_planned_once_for_the_top_file_and_not_called_added(tmp_path):
     """qlora: neither requirements.txt nor eval/requirements.txt lists torch. The plan said torch
     and torch_npu were "added" to eval/requirements.txt (line 0), which stayed unchanged."""
-    project = tmp_path / "proj"
-    (project / "eval").mkdir(parents=True)
-    (project / "eval" / "requirements.txt").write_text("shortuuid\nray\n")
-    (project / "requirements.txt").write_text("transformers==4.31.0\nbitsandbytes==0.40.0\n")
-    (project / "train.py").write_text("import torch\nx = torch.ones(1).cuda()\n")
-    result = run_cli("migrate", "-i", project, "-o", tmp_path / "out", "-v", "2.1.0")
-    assert result.returncode == 0, result.stderr
-    plan = csv_rows(tmp_path / "out" / "proj_msft" / "transplant_result_file" / "dependency_plan.csv")
-    assert [row[:6] for row in plan[1:]] == [
+    files = {
+        "eval/requirements.txt": "shortuuid\nray\n",
+        "requirements.txt": "transformers==4.31.0\nbitsandbytes==0.40.0\n",
+    }
+    assert planned(tmp_path, files, "2.1.0") == [
         ["0", "bitsandbytes", "bitsandbytes==0.40.0", "requirements.txt", "2", "no NPU equivalent"],
         ["1", "torch", "torch==2.1.0", "requirements.txt", "0", "to install"],
         ["2", "torch_npu", "torch_npu==2.1.0.post17", "requirements.txt", "0", "to install"],
     ]
-    for name in ("requirements.txt", "eval/requirements.txt"):
-        assert (tmp_path / "out" / "proj_msft" / name).read_bytes() == (project / name).read_bytes()
+    for name, text in files.items():
+        assert (tmp_path / "out" / "proj_msft" / name).read_text() == text
 
 
 def test_a_torch_range_that_excludes_the_target_still_plans_torch_npu(tmp_path):
     """llm-foundry's setup.py pins torch>=2.7.0,<2.7.1: the plan said to install torch 2.8.0
     "before torch_npu" and had no torch_npu row."""
-    project = tmp_path / "proj"
-    project.mkdir()
-    (project / "setup.py").write_text(
-        "from setuptools import setup\n\nsetup(name='p', install_requires=['torch>=2.7.0,<2.7.1'])\n"
-    )
-    (project / "train.py").write_text("import torch\nx = torch.ones(1).cuda()\n")
-    result = run_cli("migrate", "-i", project, "-o", tmp_path / "out", "-v", "2.8.0")
-    assert result.returncode == 0, result.stderr
-    plan = csv_rows(tmp_path / "out" / "proj_msft" / "transplant_result_file" / "dependency_plan.csv")
-    assert [row[:6] for row in plan[1:]] == [
+    setup = "from setuptools import setup\n\nsetup(name='p', install_requires=['torch>=2.7.0,<2.7.1'])\n"
+    assert planned(tmp_path, {"setup.py": setup}, "2.8.0") == [
         ["1", "torch", "torch>=2.7.0,<2.7.1", "setup.py", "3", "kept"],
         ["2", "torch_npu", "torch_npu==2.8.0.post4", "setup.py", "0", "to install"],
     ]

@@ -648,59 +648,61 @@ def test_a_lightning_trainer_script_needs_no_training_loop_of_its_own(tmp_path):
     ]
 
 
-def test_a_main_script_whose_imported_module_sets_up_the_process_group_is_left_alone(tmp_path):
-    """LoRA's gpt2_ft.py calls parse_gpu() of gpu.py, which starts the process group: before, a
-    second init_process_group went into the script (a crash) and DDP around the model."""
-    project = tmp_path / "lora"
-    write(
-        project / "utils" / "gpu.py",
-        "import torch.distributed as dist\n\n\ndef parse_gpu(args):\n    dist.init_process_group('nccl')\n",
-    )
-    write(project / "utils" / "__init__.py", "")
-    code = (
-        "import torch\nfrom utils.gpu import parse_gpu\n\nparse_gpu(None)\n"
-        "model = torch.nn.Linear(2, 2).cuda()\nfor epoch in range(2):\n"
-        "    model(torch.ones(2).cuda()).sum().backward()\n"
-    )
-    main = write(project / "main.py", code)
-    result, out = distributed(tmp_path, source=project, main=main)
+SETS_UP = "import torch.distributed as dist\n\n\ndef {name}(args):\n    dist.init_process_group('nccl')\n"
+TRAINS = (
+    "model = torch.nn.Linear(2, 2).cuda()\nfor epoch in range(2):\n"
+    "    model(torch.ones(2).cuda()).sum().backward()\n"
+)
+
+
+@pytest.mark.parametrize(
+    "files,line,module",
+    [
+        (  # LoRA's gpt2_ft.py calls parse_gpu() of gpu.py, which starts the process group
+            {
+                "utils/gpu.py": SETS_UP.format(name="parse_gpu"),
+                "utils/__init__.py": "",
+                "main.py": "import torch\nfrom utils.gpu import parse_gpu\n\nparse_gpu(None)\n" + TRAINS,
+            },
+            "2",
+            "utils/gpu.py",
+        ),
+        (  # timm's train.py: ``from timm import utils``, whose __init__ imports it from .distributed
+            {
+                "mylib/utils/distributed.py": SETS_UP.format(name="init_distributed_device"),
+                "mylib/utils/__init__.py": "from .distributed import init_distributed_device\n",
+                "mylib/__init__.py": "",
+                "main.py": "import torch\nimport torchvision.utils\nfrom mylib import utils\n\n"
+                "utils.init_distributed_device(None)\n" + TRAINS,
+            },
+            "3",
+            "mylib/utils/distributed.py",
+        ),
+        (  # imagen-pytorch's __init__ imports its Accelerate trainer by its absolute name
+            {
+                "mylib/trainer.py": SETS_UP.format(name="build"),
+                "mylib/__init__.py": "from mylib.trainer import build\n",
+                "main.py": "import torch\nfrom mylib import build\n\nbuild(None)\n" + TRAINS,
+            },
+            "2",
+            "mylib/trainer.py",
+        ),
+    ],
+    ids=["module", "package re-export", "absolute re-export"],
+)
+def test_a_main_script_set_up_by_a_module_it_imports_is_left_alone(tmp_path, files, line, module):
+    """Before, a second init_process_group went into the script ("trying to initialize the
+    default process group twice") and DDP around the model."""
+    project = tmp_path / "proj"
+    for rel, text in files.items():
+        write(project / rel, text)
+    result, out = distributed(tmp_path, source=project, main=project / "main.py")
     assert result.returncode == 0, result.stderr
     assert "init_process_group" not in (out / "main.py").read_text()
     assert "DistributedDataParallel" not in (out / "main.py").read_text()
-    setup = "torch.distributed.init_process_group, in utils/gpu.py"
+    setup = f"torch.distributed.init_process_group, in {module}"
     assert reported(out / "main.py") == [
-        ["2", "2", "distributed", already_tip(setup), "supported_with_limits"]
-    ]
-
-
-@pytest.mark.parametrize("spelled", [".distributed", "mylib.utils.distributed"])
-def test_a_main_script_whose_imported_package_re_exports_the_set_up_is_left_alone(tmp_path, spelled):
-    """timm's train.py calls ``utils.init_distributed_device`` through ``from timm import utils``,
-    whose ``__init__`` imports it from ``.distributed``: before, a second process group went into
-    the script ("trying to initialize the default process group twice") and a second DDP.
-    imagen-pytorch's ``__init__`` imports its Accelerate trainer by its absolute name."""
-    project = tmp_path / "timm_like"
-    write(
-        project / "mylib" / "utils" / "distributed.py",
-        "import torch.distributed as dist\n\n\ndef init_distributed_device(args):\n"
-        "    dist.init_process_group('nccl')\n",
-    )
-    write(project / "mylib" / "utils" / "__init__.py", f"from {spelled} import init_distributed_device\n")
-    write(project / "mylib" / "__init__.py", "")
-    code = (
-        "import torch\nimport torchvision.utils\nfrom mylib import utils\n\n"
-        "utils.init_distributed_device(None)\n"
-        "model = torch.nn.Linear(2, 2).cuda()\nfor epoch in range(2):\n"
-        "    model(torch.ones(2).cuda()).sum().backward()\n"
-    )
-    main = write(project / "train.py", code)
-    result, out = distributed(tmp_path, source=project, main=main)
-    assert result.returncode == 0, result.stderr
-    assert "init_process_group" not in (out / "train.py").read_text()
-    assert "DistributedDataParallel" not in (out / "train.py").read_text()
-    setup = "torch.distributed.init_process_group, in mylib/utils/distributed.py"
-    assert reported(out / "train.py") == [
-        ["3", "3", "distributed", already_tip(setup), "supported_with_limits"]
+        [line, line, "distributed", already_tip(setup), "supported_with_limits"]
     ]
     # its launcher says so (detectron2's own launcher ignores torchrun's environment)
     header = (out / "run_distributed_npu.sh").read_text().splitlines()[3:5]
