@@ -232,8 +232,10 @@ def _with_device_block(
 class _Selection:
     """Where an entry script selects the device (-s's ``set_device(DEVICE_ID)``): at its top; in
     its ``__main__`` block where other files import the module (importing it claims no card)
-    and nothing above that block uses the device; nowhere where the script selects its device
-    itself (``itself``: that line) or calls a function of a module that does (``elsewhere``)."""
+    and nothing above that block uses the device. Where the script selects its device itself
+    (``itself``: that line) or calls a function of a module that does (``elsewhere``), only the
+    rule's ``select_when_set`` (-s: where DEVICE_ID is set), and nothing where the visible devices
+    are set in Python."""
 
     at_top: List[str] = field(default_factory=list)
     in_guard: List[str] = field(default_factory=list)
