@@ -468,23 +468,29 @@ def test_apex_modules_a_from_import_names_are_rows(tmp_path):
 
 
 def test_an_optional_import_of_a_cuda_only_library_is_limited_not_unsupported(tmp_path):
-    """llm-foundry's ``__init__`` tries ``from flash_attn import flash_attn_func`` and goes on
-    without it (a raise only for a broken install): check failed the package, whose migrated code
-    runs on the NPU. An import the program cannot do without stays unsupported."""
+    """llm-foundry's ``__init__`` probes ``from flash_attn import flash_attn_func`` and goes on
+    without it (a raise only for a broken install); dinov2 sets a flag: check failed them, whose
+    migrated code runs on the NPU. A handler that only logs (FastChat's xformers patch, which
+    uses the module later) and one that always raises leave the import unsupported."""
     write(
         tmp_path / "proj" / "__init__.py",
-        "import torch\ntry:\n    from flash_attn import flash_attn_func\nexcept ImportError as e:\n"
-        "    if 'undefined symbol' in str(e):\n        raise\ntry:\n    import flash_attn\n"
-        "except ImportError:\n    raise RuntimeError('install flash-attn')\n",
+        "import torch\ntry:\n    from flash_attn import flash_attn_func\n    del flash_attn_func\n"
+        "except ImportError as e:\n    if 'undefined symbol' in str(e):\n        raise\n"
+        "try:\n    import xformers.ops\n    HAVE_XFORMERS = True\nexcept ImportError:\n"
+        "    HAVE_XFORMERS = False\n"
+        "try:\n    import xformers\nexcept ImportError:\n    print('xformers not found')\n"
+        "try:\n    import flash_attn\nexcept ImportError:\n    raise RuntimeError('install flash-attn')\n",
     )
     result = run_cli("migrate", "-i", tmp_path / "proj", "-o", tmp_path / "out", "-v", "2.8.0")
     assert result.returncode == 0, result.stderr
     found = rows(tmp_path / "out" / "proj_msft" / "transplant_result_file" / "unsupported_api.csv")
     assert [(row[1], row[3], row[5]) for row in found[1:]] == [
         ("3", "flash_attn", "supported_with_limits"),
-        ("8", "flash_attn", "unsupported"),
+        ("9", "xformers.ops", "supported_with_limits"),
+        ("14", "xformers", "unsupported"),
+        ("18", "flash_attn", "unsupported"),
     ]
     assert found[1][4].startswith("optional here: imported in a try whose except ImportError goes on")
     check = run_cli("check", tmp_path / "proj", "--format", "json", "-v", "2.8.0")
-    assert check.returncode == 1  # for line 8
-    assert [f["line"] for f in json.loads(check.stdout)["findings"] if f["severity"] == "error"] == [8]
+    assert check.returncode == 1  # for lines 14 and 18
+    assert [f["line"] for f in json.loads(check.stdout)["findings"] if f["severity"] == "error"] == [14, 18]

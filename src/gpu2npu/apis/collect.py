@@ -74,7 +74,7 @@ class _Collector(ScopedReader):
         """The imports of a try whose ImportError handler goes on without them (llm-foundry's
         optional flash_attn, fairseq's xformers) are optional: the program runs where they are
         missing."""
-        fallback = any(_goes_on_without_the_import(handler) for handler in node.handlers)
+        fallback = any(_goes_on_without_the_import(handler, node) for handler in node.handlers)
         self._fallbacks += fallback
         for statement in node.body:
             self.visit(statement)
@@ -245,12 +245,21 @@ class _Collector(ScopedReader):
 _IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
 
 
-def _goes_on_without_the_import(handler: ast.ExceptHandler) -> bool:
-    """Whether ``handler`` catches a failed import and does not always raise (a raise in a
-    branch, llm-foundry's for a broken install, still lets a missing package pass)."""
+def _goes_on_without_the_import(handler: ast.ExceptHandler, attempt: ast.Try) -> bool:
+    """Whether ``handler`` catches a failed import, does not always raise (a raise in a branch,
+    llm-foundry's for a broken install, still lets a missing package pass) and leaves the program
+    a way on: it binds a fallback or a flag (``XFORMERS_AVAILABLE = False``, ``has_apex = False``),
+    or the try only probes (``del flash_attn_func``). A handler that only logs leaves the names
+    unbound for the code that uses them (FastChat's xformers patch)."""
     caught = handler.type
     names = caught.elts if isinstance(caught, ast.Tuple) else [caught]
     catches = caught is None or any(
         (dotted(name) or "").rsplit(".", 1)[-1] in _IMPORT_ERRORS for name in names
     )
-    return catches and not (handler.body and isinstance(handler.body[-1], ast.Raise))
+    if not catches or (handler.body and isinstance(handler.body[-1], ast.Raise)):
+        return False
+    binds = any(isinstance(node, _BINDINGS) for statement in handler.body for node in ast.walk(statement))
+    return binds or any(isinstance(statement, ast.Delete) for statement in attempt.body)
+
+
+_BINDINGS = (ast.Assign, ast.AnnAssign, ast.Import, ast.ImportFrom, ast.FunctionDef, ast.ClassDef)
