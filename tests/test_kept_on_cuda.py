@@ -479,7 +479,11 @@ def test_an_optional_import_of_a_cuda_only_library_is_limited_not_unsupported(tm
         "try:\n    import xformers.ops\n    HAVE_XFORMERS = True\nexcept ImportError:\n"
         "    HAVE_XFORMERS = False\n"
         "try:\n    import xformers\nexcept ImportError:\n    print('xformers not found')\n"
-        "try:\n    import flash_attn\nexcept ImportError:\n    raise RuntimeError('install flash-attn')\n",
+        "try:\n    import flash_attn\nexcept ImportError:\n    raise RuntimeError('install flash-attn')\n"
+        "try:\n    from apex.normalization import FusedLayerNorm as LayerNorm\nexcept ImportError:\n"
+        "    from apex.contrib import FastLayerNorm as LayerNorm\n"
+        "try:\n    from apex.normalization import FusedLayerNorm as Norm\nexcept ImportError:\n"
+        "    from torch.nn import LayerNorm as Norm\n",
     )
     result = run_cli("migrate", "-i", tmp_path / "proj", "-o", tmp_path / "out", "-v", "2.8.0")
     assert result.returncode == 0, result.stderr
@@ -489,8 +493,12 @@ def test_an_optional_import_of_a_cuda_only_library_is_limited_not_unsupported(tm
         ("9", "xformers.ops", "supported_with_limits"),
         ("14", "xformers", "unsupported"),
         ("18", "flash_attn", "unsupported"),
+        ("22", "apex.normalization", "unsupported"),  # LLaVA's: the fallback is the same library
+        ("24", "apex.contrib", "unsupported"),
+        ("26", "apex.normalization", "supported_with_limits"),  # torch's layer norm instead
     ]
     assert found[1][4].startswith("optional here: imported in a try whose except ImportError goes on")
     check = run_cli("check", tmp_path / "proj", "--format", "json", "-v", "2.8.0")
-    assert check.returncode == 1  # for lines 14 and 18
-    assert [f["line"] for f in json.loads(check.stdout)["findings"] if f["severity"] == "error"] == [14, 18]
+    assert check.returncode == 1
+    errors = [f["line"] for f in json.loads(check.stdout)["findings"] if f["severity"] == "error"]
+    assert errors == [14, 18, 22, 24]

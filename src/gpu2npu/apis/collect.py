@@ -248,9 +248,10 @@ _IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseExcept
 def _goes_on_without_the_import(handler: ast.ExceptHandler, attempt: ast.Try) -> bool:
     """Whether ``handler`` catches a failed import, does not always raise (a raise in a branch,
     llm-foundry's for a broken install, still lets a missing package pass) and leaves the program
-    a way on: it binds a fallback or a flag (``XFORMERS_AVAILABLE = False``, ``has_apex = False``),
-    or the try only probes (``del flash_attn_func``). A handler that only logs leaves the names
-    unbound for the code that uses them (FastChat's xformers patch)."""
+    a way on: it binds a fallback or a flag (``XFORMERS_AVAILABLE = False``, ``has_apex = False``,
+    an import from another package), or the try only probes (``del flash_attn_func``). A handler
+    that only logs leaves the names unbound for the code that uses them (FastChat's xformers
+    patch); one that imports from the same library is a second try of it (LLaVA's flash_attn)."""
     caught = handler.type
     names = caught.elts if isinstance(caught, ast.Tuple) else [caught]
     catches = caught is None or any(
@@ -258,8 +259,24 @@ def _goes_on_without_the_import(handler: ast.ExceptHandler, attempt: ast.Try) ->
     )
     if not catches or (handler.body and isinstance(handler.body[-1], ast.Raise)):
         return False
-    binds = any(isinstance(node, _BINDINGS) for statement in handler.body for node in ast.walk(statement))
+    tried = _imported_roots(attempt.body)
+    binds = any(
+        isinstance(node, _BINDINGS) or (_imported_roots([node]) - tried)  # LLaVA's: the same library
+        for statement in handler.body
+        for node in ast.walk(statement)
+    )
     return binds or any(isinstance(statement, ast.Delete) for statement in attempt.body)
 
 
-_BINDINGS = (ast.Assign, ast.AnnAssign, ast.Import, ast.ImportFrom, ast.FunctionDef, ast.ClassDef)
+_BINDINGS = (ast.Assign, ast.AnnAssign, ast.FunctionDef, ast.ClassDef)
+
+
+def _imported_roots(statements) -> set:
+    """The top-level packages the import statements among ``statements`` name."""
+    roots = set()
+    for node in statements:
+        if isinstance(node, ast.Import):
+            roots.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            roots.add((node.module or "").split(".")[0] if not node.level else ".")
+    return roots
