@@ -356,7 +356,8 @@ def located_imports(rel: str, data: bytes) -> Iterator[Tuple[int, Tuple[str, ...
     folder = rel.split("/")[:-1]
     dynamic = _DYNAMIC.search(data)
     if dynamic:
-        yield _line_at(data, dynamic.start()), ()
+        yield data.count(b"\n", 0, dynamic.start()) + 1, ()
+    line, counted = 1, 0  # the lines counted up to offset `counted`: one pass over the file
     for match in _IMPORTS.finditer(data):
         if match.group(1) is not None:
             written = match.group(1).decode("ascii", "replace")
@@ -367,7 +368,8 @@ def located_imports(rel: str, data: bytes) -> Iterator[Tuple[int, Tuple[str, ...
         else:
             parts = [part.split() for part in match.group(2).split(b",")]
             modules, level = [part[0].decode("ascii", "replace") for part in parts if part], 0
-        line = _line_at(data, match.start(1) if match.group(1) is not None else match.start(2))
+        line += data.count(b"\n", counted, match.start())
+        counted = match.start()
         for dotted in modules:
             if not level and dotted.split(".")[0] in _NO_TORCH:
                 continue
@@ -376,10 +378,6 @@ def located_imports(rel: str, data: bytes) -> Iterator[Tuple[int, Tuple[str, ...
                 continue
             bases = [folder[: len(folder) - level + 1]] if level else [[], folder]
             yield line, tuple(_module_paths(bases, dotted.split("."), relative=bool(level)))
-
-
-def _line_at(data: bytes, offset: int) -> int:
-    return data.count(b"\n", 0, offset) + 1
 
 
 def _module_paths(bases: List[List[str]], parts: List[str], relative: bool) -> Iterator[str]:
