@@ -249,14 +249,20 @@ def test_rules_list_shows_the_rules_of_a_mode():
     assert "| G2N001 " in specify.stdout and "| G2N720 " in specify.stdout and "| G2N720 " not in full.stdout
 
 
-def entries_of(tmp_path, files):
-    """The files of a small tree that the automatic migration took as entry scripts."""
-    source = tmp_path / "tree"
+def auto_copy(tmp_path, files, name: str = "proj"):
+    """The automatic migration of a small tree of ``files`` (path -> text)."""
+    source = tmp_path / name
     for rel, text in files.items():
         (source / rel).parent.mkdir(parents=True, exist_ok=True)
         (source / rel).write_text(text)
     result, out = migrate_auto(tmp_path, source=source)
     assert result.returncode == 0, result.stderr
+    return out
+
+
+def entries_of(tmp_path, files):
+    """The files of a small tree that the automatic migration took as entry scripts."""
+    out = auto_copy(tmp_path, files, "tree")
     return sorted(rel for rel in files if (out / rel).read_text().startswith(ENTRY_LINES))
 
 
@@ -361,17 +367,13 @@ def test_a_configs_device_and_backend_stay_what_the_unchanged_code_compares(tmp_
     """MiniGPT-4: the auto copy renamed ``device: "cuda"`` in its configs while
     ``runner_base.py`` still tests ``device.type == "cuda"``: the model went to the NPU and every
     batch stayed on the CPU. transfer_to_npu redirects 'cuda' and nccl where they are used."""
-    source = tmp_path / "proj"
-    source.mkdir()
     config = 'run:\n  device: "cuda"\n  dist_backend: nccl\n'
-    (source / "train.yaml").write_text(config)
-    (source / "train.py").write_text(
+    train = (
         "import torch\nimport yaml\n\nif __name__ == '__main__':\n"
         "    device = torch.device(yaml.safe_load(open('train.yaml'))['run']['device'])\n"
         "    print(device.type == 'cuda')\n"
     )
-    result, out = migrate_auto(tmp_path, source=source)
-    assert result.returncode == 0, result.stderr
+    out = auto_copy(tmp_path, {"train.yaml": config, "train.py": train})
     assert (out / "train.yaml").read_text() == config
     assert (out / "train.py").read_text().startswith(ENTRY_LINES)
 
@@ -380,15 +382,12 @@ def test_a_device_capability_compared_is_reported_for_transfer_to_npu_answers_no
     """nanochat's common.py and torchtune's import guard compare get_device_capability() with
     (8, 0) at import: under transfer_to_npu it returns None on an NPU (TypeError) unless
     TORCH_NPU_DEVICE_CAPABILITY is set. The automatic copy keeps the line; the report says so."""
-    source = tmp_path / "proj"
-    source.mkdir()
-    (source / "train.py").write_text(
+    train = (
         "import torch\n\nif torch.cuda.is_available():\n"
         "    BF16 = torch.cuda.get_device_capability() >= (8, 0)\n"
         "\nif __name__ == '__main__':\n    print(BF16)\n"
     )
-    result, out = migrate_auto(tmp_path, source=source)
-    assert result.returncode == 0, result.stderr
+    out = auto_copy(tmp_path, {"train.py": train})
     reported = [row[:4] + row[5:] for row in rows(out / "transplant_result_file" / "unsupported_api.csv")[1:]]
     assert reported == [
         ["train.py", "4", "4", "torch.cuda.get_device_capability", "unsupported", "listed", "rules:G2N709"]
@@ -398,12 +397,11 @@ def test_a_device_capability_compared_is_reported_for_transfer_to_npu_answers_no
 def test_an_api_the_target_torch_removed_is_fixed_as_in_the_full_migration(tmp_path):
     """ConvNeXt's utils.py kept ``from torch._six import inf`` under --mode auto while the full
     migration fixed it: on torch 2.8 (and every torch torch_npu 2.x pairs with) the import fails."""
-    source = tmp_path / "proj"
-    source.mkdir()
-    (source / "utils.py").write_text("import torch\nfrom torch._six import inf\n\nnorm = inf\n")
-    (source / "main.py").write_text("import utils\n\nif __name__ == '__main__':\n    print(utils.norm)\n")
-    result, out = migrate_auto(tmp_path, source=source)
-    assert result.returncode == 0, result.stderr
+    files = {
+        "utils.py": "import torch\nfrom torch._six import inf\n\nnorm = inf\n",
+        "main.py": "import utils\n\nif __name__ == '__main__':\n    print(utils.norm)\n",
+    }
+    out = auto_copy(tmp_path, files)
     assert (out / "utils.py").read_text() == "import torch\nfrom torch import inf\n\nnorm = inf\n"
     changes = python_change_rows(out / "transplant_result_file" / "change_list.csv")
     assert [row for row in changes if row[0] == "utils.py"] == [
