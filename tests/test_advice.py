@@ -102,6 +102,18 @@ def test_a_broken_advice_file_names_the_entry(tmp_path):
 # -- parameter checks -------------------------------------------------------------------------
 
 
+def test_a_broken_condition_names_the_entry(tmp_path):
+    path = tmp_path / "advice.yaml"
+    path.write_text(
+        "performance:\n  - api: a.B\n    advice: x\n    when: {keyword: fused, is: true, default: 'None'}\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(
+        RuleFileError, match=r"performance\[0\]\.when\.is: must be a list of \(quoted\) source texts"
+    ):
+        parse_advice(path)
+
+
 def test_dataloader_without_pin_memory_and_with_zero_workers_gives_two_rows():
     calls = [site(DATALOADER, "ds", line=7, batch_size="8", num_workers="0")]
     assert performance_rows(calls) == sorted(
@@ -194,6 +206,35 @@ def test_adam_gets_the_fused_optimizer_row():
         AdviceRow("train.py", 30, 30, "torch.optim.Adam", load_advice().performance["torch.optim.Adam"])
     ]
     assert "torch_npu.optim.NpuFusedAdam" in rows[0].tip and "apex.optimizers.NpuFusedAdam" in rows[0].tip
+
+
+@pytest.mark.parametrize(
+    "keywords, rows",
+    [
+        ({}, 1),
+        ({"fused": "False"}, 1),
+        ({"fused": "True"}, 0),
+        ({"fused": "use_fused"}, 0),
+        ({"**": "extra"}, 0),
+    ],
+)
+def test_adamw_gets_the_fused_optimizer_row_only_while_it_is_not_fused(keywords, rows):
+    """fused=True is torch's own fused kernel, which the NPU has; an unknown value gives no row."""
+    api = "torch.optim.AdamW"
+    assert performance_rows([site(api, "params", **keywords)]) == rows * [
+        AdviceRow("train.py", 1, 1, api, load_advice().performance[api])
+    ]
+
+
+@pytest.mark.parametrize(
+    "backend, rows", [(None, 0), ('"inductor"', 0), ("'cudagraphs'", 1), ('"cudagraphs"', 1)]
+)
+def test_compile_gets_the_npugraphs_row_only_with_the_cudagraphs_backend(backend, rows):
+    keywords = {"backend": backend} if backend else {}
+    tip = load_advice().precision["torch.compile"]
+    assert precision_rows([site("torch.compile", "model", **keywords)]) == rows * [
+        AdviceRow("train.py", 1, 1, "torch.compile", tip)
+    ]
 
 
 def test_a_class_deriving_from_linear_gets_the_linear_advice():

@@ -4,7 +4,9 @@ The facts are data (advice.yaml beside this module, written from kb/perf_precisi
 this module only matches them against CallSite records:
 
 * precision / performance advice: a call, class base or recorded attribute of exactly that API
-  (a class deriving from torch.nn.Linear gets the Linear advice, as in msFmkTransplt);
+  (a class deriving from torch.nn.Linear gets the Linear advice, as in msFmkTransplt), or only
+  the calls whose keyword argument has one of some values (``when``: no fused-optimizer advice for
+  a call that passes fused=True);
 * parameter checks: the source text of one argument of a call (keyword, else position, else
   the default) compared with a recommended or a discouraged value;
 * project rows: unconditional configuration advice, and APIs worth using that never are
@@ -13,6 +15,7 @@ this module only matches them against CallSite records:
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -58,6 +61,15 @@ class ParameterCheck:
 
 
 @dataclass(frozen=True)
+class KeywordCondition:
+    """API advice holds for a call only while this keyword-only argument is one of values."""
+
+    keyword: str
+    values: FrozenSet[str]  # source texts
+    default: str  # the argument's value when not given
+
+
+@dataclass(frozen=True)
 class SuggestedUse:
     method: str
     when_used: Tuple[str, ...]
@@ -70,8 +82,12 @@ class AdviceData:
     performance: Dict[str, str]
     api_checks: Dict[str, Tuple[ParameterCheck, ...]]  # by full API name
     method_checks: Dict[str, Tuple[ParameterCheck, ...]]  # by method name
+    when: Dict[Tuple[str, str], KeywordCondition]  # (section, API) -> the calls the advice is for
     suggested_use: Tuple[SuggestedUse, ...]
     configuration: Tuple[Tuple[str, str], ...]  # (name, advice), in file order
+
+    def conditions(self, section: str) -> Dict[str, KeywordCondition]:
+        return {api: condition for (where, api), condition in self.when.items() if where == section}
 
 
 # -- public API -------------------------------------------------------------------------------
@@ -79,14 +95,15 @@ class AdviceData:
 
 def precision_rows(calls: Iterable[CallSite]) -> List[AdviceRow]:
     """One row per use of an API with a precision risk on NPU."""
-    return _sorted(_api_rows(calls, load_advice().precision))
+    data = load_advice()
+    return _sorted(_api_rows(calls, data.precision, data.conditions("precision")))
 
 
 def performance_rows(calls: Iterable[CallSite]) -> List[AdviceRow]:
     """API advice and failed parameter checks, one row each per call site."""
     data = load_advice()
     calls = list(calls)
-    rows = _api_rows(calls, data.performance)
+    rows = _api_rows(calls, data.performance, data.conditions("performance"))
     for call in calls:
         rows.extend(_parameter_rows(call, data))
     return _sorted(rows)
@@ -114,18 +131,28 @@ def detail_names() -> FrozenSet[str]:
     """API and method names whose argument texts the parameter checks read: pass them to
     collect_calls(detail_for=...) so those calls keep their arguments."""
     data = load_advice()
-    return frozenset(data.api_checks) | frozenset(data.method_checks)
+    return frozenset(data.api_checks) | frozenset(data.method_checks) | {api for _, api in data.when}
 
 
 # -- matching ---------------------------------------------------------------------------------
 
 
-def _api_rows(calls: Iterable[CallSite], advice_by_api: Dict[str, str]) -> List[AdviceRow]:
+def _api_rows(
+    calls: Iterable[CallSite], advice_by_api: Dict[str, str], when: Dict[str, KeywordCondition]
+) -> List[AdviceRow]:
     return [
         _row(call, call.api, advice_by_api[call.api])
         for call in calls
-        if call.kind in _ADVICE_KINDS and call.api in advice_by_api
+        if call.kind in _ADVICE_KINDS and call.api in advice_by_api and _holds(when.get(call.api), call)
     ]
+
+
+def _holds(condition: Optional[KeywordCondition], call: CallSite) -> bool:
+    """A class base or reference always gets the advice; a call whose argument is unknown does not."""
+    if condition is None or call.kind != "call":
+        return True
+    value = argument_text(call, condition.keyword, None, condition.default)
+    return value is not None and any(_same_value(value, wanted) for wanted in condition.values)
 
 
 def _parameter_rows(call: CallSite, data: AdviceData) -> List[AdviceRow]:
@@ -149,16 +176,18 @@ def _method_name(call: CallSite) -> str:
     return call.api.rsplit(".", 1)[-1] if call.api else ""
 
 
-def argument_text(call: CallSite, parameter: str, position: int, default: Optional[str]) -> Optional[str]:
-    """Source text of one argument: the keyword, else the positional argument, else the default.
-    None when it cannot be known (unpacked *args/**kwargs, or texts the collector did not keep),
-    so that no advice is given on a guess."""
+def argument_text(
+    call: CallSite, parameter: str, position: Optional[int], default: Optional[str]
+) -> Optional[str]:
+    """Source text of one argument: the keyword, else the positional argument (None: keyword
+    only), else the default. None when it cannot be known (unpacked *args/**kwargs, or texts the
+    collector did not keep), so that no advice is given on a guess."""
     given = call.keyword(parameter)
     if given is not None:
         return _known(given)
-    if any(arg.lstrip().startswith("*") for arg in call.args[: position + 1]):
+    if position is not None and any(arg.lstrip().startswith("*") for arg in call.args[: position + 1]):
         return None  # the positions after an unpacked sequence are unknown
-    if position < len(call.args):
+    if position is not None and position < len(call.args):
         return _known(call.args[position])
     if call.keyword("**") is not None:
         return None  # may be inside the **kwargs
@@ -171,7 +200,18 @@ def _known(text: str) -> Optional[str]:
 
 
 def _check_fails(check: ParameterCheck, value: str) -> bool:
-    return value != check.value if check.must_equal else value == check.value
+    return _same_value(value, check.value) != check.must_equal
+
+
+def _same_value(text: str, wanted: str) -> bool:
+    """Source texts compared as values where both are literals ('cudagraphs' is "cudagraphs")."""
+    if text == wanted:
+        return True
+    try:
+        value, wanted_value = ast.literal_eval(text), ast.literal_eval(wanted)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return False
+    return type(value) is type(wanted_value) and value == wanted_value  # True is not 1
 
 
 # -- conditions (only_if) ---------------------------------------------------------------------
@@ -250,6 +290,14 @@ def parse_advice(path: Path) -> AdviceData:
         performance=_api_advice(path, data, "performance"),
         api_checks=_group(check for check in checks if not check.by_method),
         method_checks=_group(check for check in checks if check.by_method),
+        when={
+            (section, _text(path, where, entry, "api")): _keyword_condition(
+                path, f"{where}.when", entry["when"]
+            )
+            for section in ("precision", "performance")
+            for where, entry in _entries(path, data, section)
+            if "when" in entry
+        },
         suggested_use=tuple(_suggested_use(path, *item) for item in _entries(path, data, "suggested_use")),
         configuration=tuple(_configuration(path, *item) for item in _entries(path, data, "configuration")),
     )
@@ -292,12 +340,30 @@ def _text(path: Path, where: str, entry: dict, name: str) -> str:
 def _api_advice(path: Path, data: dict, section: str) -> Dict[str, str]:
     advice: Dict[str, str] = {}
     for where, entry in _entries(path, data, section):
-        _fields(path, where, entry, ("api", "advice"))
+        _fields(path, where, entry, ("api", "advice"), ("when",))
         api = _text(path, where, entry, "api")
         if api in advice:
             raise RuleFileError(path, where, f"{api} has advice already; one entry per API")
         advice[api] = _text(path, where, entry, "advice")
     return advice
+
+
+def _keyword_condition(path: Path, where: str, entry) -> KeywordCondition:
+    if not isinstance(entry, dict):
+        raise RuleFileError(path, where, "must be a mapping of keyword, is and default")
+    _fields(path, where, entry, ("keyword", "default"), ("is",))
+    values = entry.get("is")
+    if (
+        not isinstance(values, list)
+        or not values
+        or not all(isinstance(v, str) and v.strip() for v in values)
+    ):
+        raise RuleFileError(path, f"{where}.is", "must be a list of (quoted) source texts")
+    return KeywordCondition(
+        keyword=_text(path, where, entry, "keyword"),
+        values=frozenset(value.strip() for value in values),
+        default=_text(path, where, entry, "default"),
+    )
 
 
 def _parameter_check(path: Path, where: str, entry: dict) -> ParameterCheck:
