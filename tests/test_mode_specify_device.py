@@ -416,14 +416,30 @@ def init_slurm():
 
 def pinned(args):
     return torch.device("cuda", args.gpu)
+
+
+def knn(points):
+    points_device = points.device
+    if torch.cuda.current_device() != points_device:
+        torch.cuda.set_device(points_device)
+    return points.cuda(points.get_device())
+
+
+class Trainer:
+    def __init__(self):
+        self.device = torch.device("cuda", 0)
+        torch.cuda.set_device(self.device)
 """
 
 
 @pytest.mark.parametrize("flag,name", [("-s", "DEVICE_ID"), ("distributed", "LOCAL_RANK")])
-def test_an_index_per_loop_iteration_or_from_a_slurm_rank_is_kept_and_reported(tmp_path, flag, name):
-    """litgpt's sequential generation spreads blocks over cards with a loop's variable, and
-    mmcv's SLURM set-up computes the card from SLURM_PROCID: an index from the environment in
-    their place put every block (every process) on one card. A fixed choice still changes."""
+def test_an_index_per_loop_iteration_from_a_slurm_rank_or_of_placed_data_is_kept_and_reported(
+    tmp_path, flag, name
+):
+    """litgpt's sequential generation spreads blocks over cards with a loop's variable, mmcv's
+    SLURM set-up computes the card from SLURM_PROCID, and mmcv's ops follow their input's card:
+    an index from the environment in their place put every block (every process, every input)
+    on one card. A fixed choice, and a trainer's own device, still change."""
     source = tmp_path / "proj"
     source.mkdir()
     (source / "spread.py").write_text(SPREAD)
@@ -444,6 +460,10 @@ def test_an_index_per_loop_iteration_or_from_a_slurm_rank_is_kept_and_reported(t
     assert 'return [torch.device("npu", i) for i in range(2)]\n' in text
     assert "    torch.npu.set_device(proc_id % num_gpus)\n" in text
     assert f'    return torch.device("npu", {name})\n' in text
+    assert "        torch.npu.set_device(points_device)\n    return points.npu(points.get_device())\n" in text
+    assert (
+        f'        self.device = torch.device("npu", {name})\n        torch.npu.set_device({name})\n' in text
+    )
     kept = [row[:5] for row in rows(out / "transplant_result_file" / "unsupported_api.csv")[1:]]
     loop_tip = (
         "left as it is: a loop's variable gives each iteration its own card (a model spread over cards); "
@@ -454,10 +474,16 @@ def test_an_index_per_loop_iteration_or_from_a_slurm_rank_is_kept_and_reported(t
         "left as it is: the device already comes from the environment or a rank; check that it agrees "
         "with the index the migration takes from the environment"
     )
+    placed_tip = (
+        "left as it is: the device some data already lives on (a tensor's or a module's, or a card of "
+        "a model's device map); the call follows that data to its card"
+    )
     assert kept == [
         ["spread.py", "7", "7", "torch.device", loop_tip],
         ["spread.py", "8", "8", "torch.device", loop_tip],
         ["spread.py", "14", "14", "torch.cuda.set_device", rank_tip],
+        ["spread.py", "24", "24", "torch.cuda.set_device", placed_tip],
+        ["spread.py", "25", "25", "*.cuda", placed_tip],
     ]
 
 

@@ -12,7 +12,9 @@ is a spawned worker's index (``mp.spawn(fn=distributed_main)``, ``distributed_ma
 ``set_device(i)``, or a name assigned from ``i``), each worker's own card.
 A value made of a loop's variable (``for path, index in mapping.items():`` then
 ``torch.device(root.type, index)``) names one card per iteration, a model spread over cards: it is
-left alone too and reported with ``loop_tip``.
+left alone too and reported with ``loop_tip``. So is the device some data already lives on
+(``set_device(points.device)``, mmcv's ``points_device``, T5's ``first_device`` from its device
+map), reported with ``placed_tip``: that card follows the data, not the process.
 
     rules:
       DeviceIdArgRule:
@@ -45,6 +47,8 @@ FROM_ENVIRONMENT = re.compile(r"environ|getenv|rank\b", re.IGNORECASE)
 ROOT_NAME = re.compile(r"(?<![.\w])[A-Za-z_]\w*")
 INDEXED_DEVICE = re.compile(r"^[a-z]+:[0-9]+$")
 CPU_DEVICE = re.compile(r"^cpu(:[0-9]+)?$")
+# Where data already lives: a tensor's or module's device, or a card of a model's device map.
+PLACED = re.compile(r"\.device\s*$|\.get_device\(\s*\)\s*$|\bdevice_map\b")
 
 
 class DeviceIdArg(CallArgumentKind):
@@ -55,6 +59,7 @@ class DeviceIdArg(CallArgumentKind):
         "values": Field(str, default="indexed", help="indexed (a fixed index) or any"),
         "tip": Field(str, required=True, help="what to do where a value from the environment stays"),
         "loop_tip": Field(str, default="", help="what to do where a loop's variable (a card each) stays"),
+        "placed_tip": Field(str, default="", help="what to do where the device of placed data stays"),
     }
 
     def validate(self, fields):
@@ -101,6 +106,9 @@ class DeviceIdArg(CallArgumentKind):
         if ctx.facts.loop_variables & _roots(code):
             ctx.keep(name_subject(rule["func_name"]), rule.id, tip=rule["loop_tip"] or rule["tip"])
             return call
+        if _names_placed_data(code, ctx):
+            ctx.keep(name_subject(rule["func_name"]), rule.id, tip=rule["placed_tip"] or rule["tip"])
+            return call
         where = argument_label(call.args[position], rule)
         if rule["arg_new"] == "delete":
             ctx.record("DELETE", f"delete the arg {where} of function {rule['func_name']} (-s)", rule.id)
@@ -122,6 +130,19 @@ def _assigned_from(source: str, code: str, origin: "re.Pattern[str]") -> bool:
         if any(origin.search(match.group(1)) for match in assignments):
             return True
     return False
+
+
+def _names_placed_data(code: str, ctx) -> bool:
+    """``x.device``, ``x.get_device()``, or a name the file assigns from one of them or from a
+    device map. An option (``args.device``) names the process's card instead, and so does an
+    attribute the file sets to something else (a trainer's ``self.device = torch.device(...)``)."""
+    if code.split(".", 1)[0] in ctx.facts.namespaces:
+        return False
+    if not all(part.isidentifier() for part in code.split(".")):
+        return bool(PLACED.search(code))  # x.get_device(), next(model.parameters()).device
+    if re.search(rf"(?m)^[ \t]*{re.escape(code)}[ \t]*=(?!=)", ctx.source):
+        return _assigned_from(ctx.source, code, PLACED)
+    return code.endswith(".device")
 
 
 def _word(name: str) -> "re.Pattern[str]":
