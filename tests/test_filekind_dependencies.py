@@ -452,6 +452,43 @@ def test_setup_py_dependencies():
     assert [r[2] for r in reported(found)] == ["torch>=1.13,<2.3", "flash-attn", "xformers", "apex"]
 
 
+HF_SETUP_PY = b"""import re
+from setuptools import setup
+
+_deps = [
+    "numpy",
+    "torch>=2.6",
+    "xformers>=0.0.20",
+    "classifiers-are-not-looked-up",
+]
+deps = {b: a for a, b in (re.findall(r"^(([^!=<>~ ]+)(?:[!=<>~ ].*)?$)", x)[0] for x in _deps)}
+
+
+def deps_list(*pkgs):
+    return [deps[pkg] for pkg in pkgs]
+
+
+extras = {}
+extras["torch"] = deps_list("torch", "accelerate")
+extras["fast"] = [deps["xformers"]]
+extras["dev"] = extras["torch"] + extras["fast"]
+install_requires = [deps["numpy"]]
+
+setup(name="hf", install_requires=install_requires, extras_require=extras)
+"""
+
+
+def test_setup_py_dependencies_named_from_a_lookup_table():
+    """diffusers' and alignment-handbook's setup.py name their requirements from a list
+    (``deps["torch"]``, ``deps_list("torch")``): the rows point at the list's lines."""
+    dependencies, _ = setup_py_dependencies(HF_SETUP_PY, builtin_index("2.1.0"))
+    assert [row[:5] + (row[-1],) for row in rows(dependencies)] == [
+        (0, "xformers", "xformers>=0.0.20", 7, "no NPU equivalent", "G2N871"),
+        (1, "torch", "torch>=2.6", 6, "kept", "G2N861"),
+        (2, "torch_npu", "torch_npu==2.1.0.post17", 0, "to install", "G2N861"),
+    ]
+
+
 @pytest.mark.parametrize("data", [b"def (", b"\xff\xfe\x00", b"setup(install_requires=[x for x in y])", b""])
 def test_setup_py_that_says_nothing(data):
     assert setup_py_dependencies(data, builtin_index("2.1.0")) == ([], [])

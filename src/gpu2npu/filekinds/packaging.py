@@ -429,32 +429,95 @@ def _semicolon_pieces(text: str) -> List[Tuple[str, int]]:
 def setup_py_dependencies(data: bytes, index, tree=None) -> Tuple[List[PlannedDependency], List[Reported]]:
     """The dependency plan rows and reported items of a setup.py: the string literals of
     ``install_requires=[...]`` and ``extras_require={...: [...]}`` in a ``setup(...)`` call
-    (also through a module-level name, or ``a + b``). setup.py is not edited: what to change in
-    it is reported. ``tree``: the file's syntax tree when the caller has one."""
+    (also through a module-level name, ``a + b``, ``extras["torch"] = [...]``, and the
+    Hugging Face lookup table: ``deps["torch"]`` or ``deps_list("torch")`` naming an entry of a
+    list such as ``_deps = ["torch>=2.6", ...]``). setup.py is not edited: what to change in it is
+    reported. ``tree``: the file's syntax tree when the caller has one."""
     try:
         tree = tree or ast.parse(data)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return [], []
-    names = {
-        target.id: node.value
-        for node in tree.body
-        if isinstance(node, ast.Assign)
-        for target in node.targets
-        if isinstance(target, ast.Name)
-    }
+    source = _SetupSource(tree)
     items: List[Written] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and _is_setup(node.func):
             for keyword in node.keywords:
                 if keyword.arg == "install_requires":
-                    items += _literal_requirements(keyword.value, names)
+                    items += source.requirements(keyword.value)
                 elif keyword.arg == "extras_require":
-                    extras = _resolved(keyword.value, names)
-                    if isinstance(extras, ast.Dict):
-                        for value in extras.values:
-                            items += _literal_requirements(value, names)
-    plan = plan_dependencies(items, index, SETUP_PY)
+                    items += source.extras(keyword.value)
+    unique = list({(item.requirement.text, item.line): item for item in items}.values())
+    plan = plan_dependencies(unique, index, SETUP_PY)
     return plan.dependencies, plan.reported
+
+
+class _SetupSource:
+    """What a setup.py's module-level statements bind: names, the items set on a dict name
+    (``extras["torch"] = ...``), and a catalogue of requirement strings by package name."""
+
+    def __init__(self, tree: ast.Module):
+        self.names: Dict[str, ast.expr] = {}
+        self.items_set: Dict[str, List[ast.expr]] = {}
+        self.catalogue: Dict[str, ast.Constant] = {}
+        for node in tree.body:
+            if not isinstance(node, ast.Assign):
+                continue
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    self.names[target.id] = node.value
+                elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+                    self.items_set.setdefault(target.value.id, []).append(node.value)
+            if isinstance(node.value, (ast.List, ast.Tuple)):
+                for element in node.value.elts:
+                    requirement = _requirement_literal(element)
+                    if requirement is not None:
+                        self.catalogue.setdefault(requirement.key, element)
+
+    def extras(self, node: ast.expr) -> List[Written]:
+        name = node.id if isinstance(node, ast.Name) else ""
+        node = _resolved(node, self.names)
+        values = list(node.values) if isinstance(node, ast.Dict) else []
+        items: List[Written] = []
+        for value in values + self.items_set.get(name, []):
+            items += self.requirements(value)
+        return items
+
+    def requirements(self, node: ast.expr, depth: int = 0) -> List[Written]:
+        """The requirements written as string literals in a list, tuple or string (with + between),
+        or named from the catalogue."""
+        node = _resolved(node, self.names)
+        if depth > 20:
+            return []
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            return self.requirements(node.left, depth + 1) + self.requirements(node.right, depth + 1)
+        elements = node.elts if isinstance(node, (ast.List, ast.Tuple, ast.Set)) else [node]
+        items = []
+        for element in elements:
+            for literal in self._literals(element):
+                for text in literal.value.splitlines():
+                    requirement = read_requirement(text)
+                    if requirement is not None:
+                        end = getattr(literal, "end_lineno", None) or literal.lineno
+                        items.append(Written(requirement, literal.lineno, end, editable=False))
+        return items
+
+    def _literals(self, element: ast.expr) -> List[ast.Constant]:
+        if isinstance(element, ast.Constant) and isinstance(element.value, str):
+            return [element]
+        if isinstance(element, ast.Subscript):  # deps["torch"]
+            keys = [element.slice]
+        elif isinstance(element, ast.Call):  # deps_list("torch", "accelerate")
+            keys = element.args
+        else:
+            return []
+        names = [key.value for key in keys if isinstance(key, ast.Constant) and isinstance(key.value, str)]
+        return [self.catalogue[normalise(name)] for name in names if normalise(name) in self.catalogue]
+
+
+def _requirement_literal(node: ast.expr) -> Optional[RequirementText]:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str) and "\n" not in node.value:
+        return read_requirement(node.value)
+    return None
 
 
 def _is_setup(func: ast.expr) -> bool:
@@ -472,24 +535,3 @@ def _resolved(node: ast.expr, names: Dict[str, ast.expr]) -> ast.expr:
         seen.add(node.id)
         node = names[node.id]
     return node
-
-
-def _literal_requirements(node: ast.expr, names: Dict[str, ast.expr], depth: int = 0) -> List[Written]:
-    """The requirements written as string literals in a list, tuple or string (with + between)."""
-    node = _resolved(node, names)
-    if depth > 20:
-        return []
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        return _literal_requirements(node.left, names, depth + 1) + _literal_requirements(
-            node.right, names, depth + 1
-        )
-    elements = node.elts if isinstance(node, (ast.List, ast.Tuple, ast.Set)) else [node]
-    items = []
-    for element in elements:
-        if isinstance(element, ast.Constant) and isinstance(element.value, str):
-            for text in element.value.splitlines():
-                requirement = read_requirement(text)
-                if requirement is not None:
-                    end = getattr(element, "end_lineno", None) or element.lineno
-                    items.append(Written(requirement, element.lineno, end, editable=False))
-    return items
