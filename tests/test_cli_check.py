@@ -15,7 +15,7 @@ from helpers import REPO, gpu2npu_command, run_cli, tree_files, write
 UNSUPPORTED = (
     'import torch\n\nmodel = torch.autograd.profiler.emit_nvtx(net)\nif __name__ == "__main__":\n    pass\n'
 )
-UNKNOWN_ONLY = "import torch\nimport torch_npu\n\nids = torch.LongTensor([1])\n"
+UNKNOWN_ONLY = "import torch\nimport torch_npu\n\nids = torch.quantile(torch.ones(2), 0.5)\n"
 CLEAN = "import torch\nimport torch_npu\n\nx = torch.ones(2).npu()\n"
 
 

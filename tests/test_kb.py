@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 import pytest
-from helpers import REPO, run_cli, write
+from helpers import REPO, builtin_index, run_cli, write
 
 from gpu2npu.api_support import STATUSES, KnowledgeBase
 from gpu2npu.errors import RuleFileError
@@ -34,6 +34,52 @@ def test_generated_table_is_up_to_date():
     command = [sys.executable, str(REPO / "tools" / "gen_kb.py"), "--check"]
     result = subprocess.run(command, capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stderr
+
+
+def test_aliases_are_what_torch_gives():
+    pytest.importorskip("torch")
+    command = [sys.executable, str(REPO / "tools" / "gen_aliases.py"), "--check"]
+    result = subprocess.run(command, capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize(
+    "alias, listed",
+    [
+        ("torch.nn.Parameter", "torch.nn.parameter.Parameter"),
+        ("torch.utils.data.DistributedSampler", "torch.utils.data.distributed.DistributedSampler"),
+        ("torch.utils.data.sampler.BatchSampler", "torch.utils.data.BatchSampler"),
+        ("torch.nn.modules.module.Module.double", "torch.nn.Module.double"),
+    ],
+)
+def test_another_spelling_of_a_listed_name_gets_its_answer(kb, alias, listed):
+    """Code names a class where a package exports it, the lists where it is defined (or the
+    other way round): the answer is the listed name's, and the chain says why."""
+    for version in ("2.1.0", "2.8.0"):
+        found, table = kb.lookup(alias, version), kb.lookup(listed, version)
+        assert (found.api, found.status, found.source, found.tip) == (
+            alias,
+            table.status,
+            table.source,
+            table.tip,
+        )
+        assert found.chain == (f"{alias} is {listed} (the same object in torch); the lists name it so",) + (
+            table.chain
+        )
+    assert alias in kb and answer(kb, "torch.nn.Parameter", "2.1.0") == (
+        "supported",
+        "listed",
+        "msprobe@2.1.0",
+    )
+
+
+def test_host_side_apis_are_supported_by_gpu2npus_own_rule():
+    found = lookup_in(KnowledgeBase.load(), "torch.Size", builtin_index("2.8.0"))
+    assert (found.status, found.source) == ("supported", "rules:G2N170")
+    assert found.chain == (
+        "gpu2npu's rule G2N170 (host_apis.yaml: rules.ApiStatusRule[0]): supported",
+        "overrides the built-in answer unknown/none/-",
+    )
 
 
 def test_table_format():

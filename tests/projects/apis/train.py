@@ -13,7 +13,7 @@ def main():
     model = nn.DataParallel(Net()).module  # reads the wrapper: kept
     t.cuda.get_arch_list()
     program = t.export.export(model, (t.zeros(2),))
-    ids = t.LongTensor([1, 2])
+    ids = t.quantile(t.ones(2), 0.5)
     y = model.fused_add(ids)  # not the extension: a method of some object
     return program, y, t.zeros(2, dtype=t.float64)
 
