@@ -5,6 +5,7 @@ at their top; every other file stays byte for byte, except the documented restri
 patcher (rules/auto/), each with its report row."""
 
 import ast
+import csv
 import json
 import shutil
 from pathlib import Path
@@ -234,7 +235,9 @@ def test_rules_list_shows_the_rules_of_a_mode():
     python_ids = [rule_id for rule_id in ids if rule_id < "G2N800"]  # G2N8xx: the other file kinds'
     # the APIs the target torch removed are fixed in every mode (ConvNeXt's torch._six.inf)
     removed = ["G2N400", "G2N401", "G2N402", "G2N403", "G2N404"] + [f"G2N4{n:02}" for n in range(6, 12)]
-    assert python_ids == removed + [f"G2N70{n}" for n in range(10)] + [
+    # the patcher sets no environment variable (G2N036/G2N037 are the names before torch 2.8)
+    environment = [f"G2N0{n}" for n in range(30, 42) if n not in (36, 37)]
+    assert python_ids == environment + removed + [f"G2N70{n}" for n in range(10)] + [
         "G2N710",
         "G2N730",
         "G2N731",
@@ -406,4 +409,26 @@ def test_an_api_the_target_torch_removed_is_fixed_as_in_the_full_migration(tmp_p
     changes = python_change_rows(out / "transplant_result_file" / "change_list.csv")
     assert [row for row in changes if row[0] == "utils.py"] == [
         ["utils.py", "2", "2", "MODIFY", "change import torch._six.inf to torch.inf", "G2N401"]
+    ]
+
+
+def test_cuda_environment_variables_are_renamed_as_in_the_full_migration(tmp_path):
+    """yolov7's ``--device 1`` sets CUDA_VISIBLE_DEVICES in Python: transfer_to_npu changes no
+    environment variable, so the NPU runtime never saw the mask and trained on card 0."""
+    files = {
+        "train.py": "import os\nimport torch\n\n\ndef select(device):\n"
+        '    os.environ["CUDA_VISIBLE_DEVICES"] = device\n    return torch.device("cuda:0")\n\n\n'
+        'if __name__ == "__main__":\n    print(select("1"))\n',
+        "run.sh": "#!/bin/bash\nCUDA_VISIBLE_DEVICES=0,1 python train.py\n",
+    }
+    out = auto_copy(tmp_path, files)
+    assert (out / "train.py").read_text() == ENTRY_LINES + files["train.py"].replace(
+        "CUDA_VISIBLE_DEVICES", "ASCEND_RT_VISIBLE_DEVICES"
+    )
+    assert (out / "run.sh").read_text() == "#!/bin/bash\nASCEND_RT_VISIBLE_DEVICES=0,1 python train.py\n"
+    rows = [row[:6] for row in csv.reader(open(out / "transplant_result_file" / "change_list.csv"))]
+    message = "change environment variable CUDA_VISIBLE_DEVICES to ASCEND_RT_VISIBLE_DEVICES"
+    assert [row for row in rows if row[5] == "G2N030"] == [
+        ["run.sh", "2", "2", "MODIFY", message, "G2N030"],
+        ["train.py", "6", "6", "MODIFY", message, "G2N030"],
     ]
