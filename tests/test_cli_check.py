@@ -64,6 +64,38 @@ def test_fail_on_levels(tmp_path, code, fail_on, expected):
     assert check(tmp_path, "a.py", "--fail-on", fail_on).returncode == expected
 
 
+def test_an_adam_step_is_a_warning_not_an_error(tmp_path):
+    """Both API lists mark torch.optim.Adam.step unsupported, so every project training with Adam
+    failed the gate; the default step runs on the NPU (G2N171 says where it does not)."""
+    write(tmp_path / "a.py", "import torch\nimport torch_npu\n\nopt = torch.optim.Adam([])\nopt.step()\n")
+    result = check(tmp_path, "a.py")
+    assert result.returncode == 0, result.stdout
+    assert "\n  5:1  warning  limited  torch.optim.Adam.step: the default (foreach) Adam step runs on" in (
+        result.stdout
+    )
+
+
+def test_the_parts_of_data_parallel_are_errors_like_it(tmp_path):
+    """dlrm drives several cards from one process with DataParallel's parts: only "unknown" before."""
+    write(
+        tmp_path / "a.py",
+        "import torch\nfrom torch.nn.parallel.replicate import replicate\n"
+        "from torch.nn.parallel.parallel_apply import parallel_apply\n"
+        "from torch.nn.parallel.scatter_gather import scatter, gather\n"
+        "m = torch.nn.Linear(2, 2)\nr = replicate(m, [0, 1])\nx = scatter(torch.ones(4, 2), [0, 1])\n"
+        "y = gather(parallel_apply(r, x), 0)\n",
+    )
+    result = check(tmp_path, "a.py")
+    assert result.returncode == 1
+    found = [line.split()[:5] for line in result.stdout.splitlines() if "G2N172" in line]
+    assert found == [
+        ["6:5", "error", "unsupported", "torch.nn.parallel.replicate.replicate:", "a"],
+        ["7:5", "error", "unsupported", "torch.nn.parallel.scatter_gather.scatter:", "a"],
+        ["8:5", "error", "unsupported", "torch.nn.parallel.scatter_gather.gather:", "a"],
+        ["8:12", "error", "unsupported", "torch.nn.parallel.parallel_apply.parallel_apply:", "a"],
+    ]
+
+
 def test_check_reads_only(tmp_path):
     write(tmp_path / "proj" / "bad.py", UNSUPPORTED)
     before = tree_files(tmp_path)
