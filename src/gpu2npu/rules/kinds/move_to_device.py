@@ -58,6 +58,8 @@ def _move(rule, call: cst.Call, ctx) -> cst.Call:
     device = cst.Name(ctx.bound_name(rule["device"]))
     if isinstance(index, cst.BaseString) or (isinstance(index, cst.Name) and index.value == device.value):
         device, index = index, None  # .cuda('cuda:1'), its literal rewritten already: a device
+    elif index is not None and ctx.facts.is_int(ctx.code(index), ctx.line()) is False:
+        device, index = index, None  # a torch.device or a device name (pytorch/examples' imagenet)
     if index is not None:
         ctx.absolute_name_used("torch")
         device = cst.Call(
