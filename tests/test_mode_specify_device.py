@@ -487,6 +487,38 @@ def test_an_index_per_loop_iteration_from_a_slurm_rank_or_of_placed_data_is_kept
     ]
 
 
+@pytest.mark.parametrize("flag", ["-s", "distributed"])
+def test_a_card_named_beside_a_ranks_is_kept_and_reported(tmp_path, flag):
+    """open_flamingo's --no-set-device-rank branch keeps 'cuda:0' (one visible card per process)
+    beside "cuda:%d" % args.local_rank: an index from the environment there is no card at all."""
+    source = tmp_path / "proj"
+    source.mkdir()
+    (source / "dist.py").write_text(
+        "import torch\n\n\ndef device_of(args):\n    if args.distributed and not args.no_set_device_rank:\n"
+        '        device = "cuda:%d" % args.local_rank\n    else:\n        device = "cuda:0"\n'
+        "    torch.cuda.set_device(device)\n    return device\n\n\n"
+        'def pick(local_rank):\n    return "cuda:0" if local_rank < 0 else f"cuda:{local_rank}"\n'
+    )
+    (source / "train.py").write_text(TRAIN_LOOP)
+    mode = ["-s"] if flag == "-s" else ["distributed", "-m", source / "train.py"]
+    result = run_cli("migrate", "-i", source, "-o", tmp_path / "out", "-v", "2.8.0", *mode)
+    assert result.returncode == 0, result.stderr
+    out = next((tmp_path / "out").iterdir())
+    text = (out / "dist.py").read_text()
+    assert '    else:\n        device = "npu:0"\n' in text
+    assert '    return "npu:0" if local_rank < 0 else f"npu:{local_rank}"\n' in text
+    tip = (
+        "kept: the other branch takes the card from a rank or the environment, so this one is the code's "
+        "own choice (one visible card per process, or a one-process default); check it against the index "
+        "the migration takes from the environment"
+    )
+    kept = [row[:5] for row in rows(out / "transplant_result_file" / "unsupported_api.csv")[1:]]
+    assert [row for row in kept if row[3] == "'cuda:0'"] == [
+        ["dist.py", "8", "8", "'cuda:0'", tip],
+        ["dist.py", "14", "14", "'cuda:0'", tip],
+    ]
+
+
 TRAIN_LOOP = """import torch
 
 model = torch.nn.Linear(2, 2).cuda()

@@ -6,9 +6,10 @@ selected at import (every rank would claim that card first)."""
 from __future__ import annotations
 
 import ast
-from typing import Dict
+from typing import Dict, Set
 
 from gpu2npu.source.names import dotted
+from gpu2npu.source.torch_names import FROM_ENVIRONMENT
 
 MODULE_LEVEL = ""  # the selections made on import, outside any function
 
@@ -73,3 +74,25 @@ def _sets_visible_devices(node: ast.AST) -> bool:
     else:
         return False
     return any(isinstance(k, ast.Constant) and str(k.value).endswith("VISIBLE_DEVICES") for k in keys)
+
+
+def rank_alternatives(tree: ast.AST) -> Set[int]:
+    """The lines of the branches that name a card themselves where the other branch takes it from
+    a rank or the environment (open_flamingo's ``device = "cuda:%d" % args.local_rank`` else
+    ``"cuda:0"``, the branch for one visible card per process): the code has chosen there."""
+    lines: Set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and node.orelse:
+            branches = (node.body, node.orelse)
+        elif isinstance(node, ast.IfExp):
+            branches = ([node.body], [node.orelse])
+        else:
+            continue
+        for branch, other in (branches, branches[::-1]):
+            if any(FROM_ENVIRONMENT.search(ast.unparse(part)) for part in other):
+                lines.update(_lines_of(branch))
+    return lines
+
+
+def _lines_of(nodes) -> Set[int]:
+    return {line for node in nodes for line in range(node.lineno, (node.end_lineno or node.lineno) + 1)}

@@ -19,6 +19,7 @@ import libcst as cst
 from gpu2npu.rewrite import bindings
 from gpu2npu.rewrite import references as refs
 from gpu2npu.rewrite.changes import DELETE, INSERT, MODIFY, STRING, Change, Kept
+from gpu2npu.rewrite.device_selection import rank_alternatives
 from gpu2npu.rewrite.facts import FileFacts
 from gpu2npu.rewrite.guards import ANY_RECEIVER
 from gpu2npu.rewrite.imports import (
@@ -161,6 +162,7 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         self.project = project or ProjectFacts()
         self.source = source if source is not None else module.code
         self._tree = tree  # the file's stdlib ast, when the caller has parsed it already
+        self._alternatives: Optional[Set[int]] = None  # see _rank_alternatives
         self._path = path
         self._kept = {(k.line, k.key) for k in kept}  # what the rules keep as it is
         self._kept_calls: Set[int] = set()  # calls left as they are, arguments included
@@ -1002,9 +1004,21 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
                 )
             )
             return None
+        if start in self._rank_alternatives():
+            tip = self.index.device_choice_tips.get(rule_id, "")
+            value = node.evaluated_value
+            self.kept_here.append(Kept(start, STRING + value, end, repr(value), rule_id, works=True, tip=tip))
+            return None
         message = f'replace string "{node.evaluated_value}" with {block.device_string}'
         self.record(MODIFY, message, rule_id, start, end)
         return cst.parse_expression(block.device_string)
+
+    def _rank_alternatives(self) -> Set[int]:
+        """Lines of branches that name their card beside a branch taking a rank's (the facts' tree)."""
+        if self._alternatives is None:
+            tree = self.facts.tree
+            self._alternatives = rank_alternatives(tree) if tree is not None else set()
+        return self._alternatives
 
     def _where_allowed(self, result, original_node, start: int, end: int):
         """The rewrite, unless its rule rewrites only literals compared with certain calls and

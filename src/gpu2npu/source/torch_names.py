@@ -15,3 +15,7 @@ def names_several_cards(source: str, device_types=("cuda", "npu")) -> bool:
     numbers = set(re.findall(rf"[\'\"](?:{kinds}):([0-9]+)[\'\"]", source))
     numbers |= set(re.findall(r"\.(?:to|cuda|npu)\(\s*([0-9]+)\s*[,)]", source))
     return len(numbers) > 1
+
+
+# A value read from the environment or naming a rank (LOCAL_RANK, args.local_rank, ddp_rank).
+FROM_ENVIRONMENT = re.compile(r"environ|getenv|rank\b", re.IGNORECASE)

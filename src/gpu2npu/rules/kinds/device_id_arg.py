@@ -38,12 +38,10 @@ from gpu2npu.rules.kinds._common import (
 )
 from gpu2npu.rules.model import Field
 from gpu2npu.source.arguments import delete_argument, replace_value
-from gpu2npu.source.torch_names import names_several_cards
+from gpu2npu.source.torch_names import FROM_ENVIRONMENT, names_several_cards
 
 NEW_VALUES = ("device", "index", "delete")
 VALUES = ("indexed", "any")
-# A value read from the environment or naming a rank (LOCAL_RANK, args.local_rank, ddp_rank).
-FROM_ENVIRONMENT = re.compile(r"environ|getenv|rank\b", re.IGNORECASE)
 ROOT_NAME = re.compile(r"(?<![.\w])[A-Za-z_]\w*")
 INDEXED_DEVICE = re.compile(r"^[a-z]+:[0-9]+$")
 CPU_DEVICE = re.compile(r"^cpu(:[0-9]+)?$")

@@ -3,7 +3,9 @@
 InsertDeviceIdRule. Only whole literals (``'cuda'`` alone already means the current device, which
 the inserted statements select); docstrings, bytes and literals a rule keeps stay. A file that
 names several cards (``'cuda:0'`` and ``'cuda:1'``: a model split over cards) keeps the numbers,
-reported with ``tip``.
+reported with ``tip``; so does a branch that names its card beside one that takes it from a rank
+or the environment (``else: device = 'cuda:0'`` for one visible card per process), with
+``choice_tip``.
 
     rules:
       DeviceIdStringRule:
@@ -20,6 +22,7 @@ class DeviceIdString(RuleKind):
     fields = {
         "device_type": Field(str, required=True, help="device type of the literals (cuda)"),
         "tip": Field(str, required=True, help="what to do where a file names several cards"),
+        "choice_tip": Field(str, default="", help="what to do where a branch beside a rank's names a card"),
     }
 
     def validate(self, fields):
@@ -29,6 +32,7 @@ class DeviceIdString(RuleKind):
 
     def compile(self, rule, index):
         index.indexed_device_strings[rule["device_type"]] = rule.id
+        index.device_choice_tips[rule.id] = rule["choice_tip"] or rule["tip"]
 
     def trigger_words(self, rule):
         return {rule["device_type"] + ":"}
