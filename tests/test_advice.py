@@ -87,31 +87,29 @@ def test_advice_covers_every_fact_of_the_kb():
     assert [name for name, _ in data.configuration] == [fact["name"] for fact in facts["performance_config"]]
 
 
-def test_a_broken_advice_file_names_the_entry(tmp_path):
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        (
+            "parameters:\n  - api: a.B\n    parameter: p\n    position: 0\n"
+            "    expected: True\n    advice: x\n",
+            r"parameters\[0\]\.expected: must be a non-empty \(quoted\) string",
+        ),
+        (
+            "performance:\n  - api: a.B\n    advice: x\n"
+            "    when: {keyword: fused, is: true, default: 'None'}\n",
+            r"performance\[0\]\.when\.is: must be a list of \(quoted\) source texts",
+        ),
+    ],
+)
+def test_a_broken_advice_file_names_the_entry(tmp_path, text, message):
     path = tmp_path / "advice.yaml"
-    path.write_text(
-        "parameters:\n  - api: a.B\n    parameter: p\n    position: 0\n    expected: True\n    advice: x\n",
-        encoding="utf-8",
-    )
-    with pytest.raises(
-        RuleFileError, match=r"parameters\[0\]\.expected: must be a non-empty \(quoted\) string"
-    ):
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(RuleFileError, match=message):
         parse_advice(path)
 
 
 # -- parameter checks -------------------------------------------------------------------------
-
-
-def test_a_broken_condition_names_the_entry(tmp_path):
-    path = tmp_path / "advice.yaml"
-    path.write_text(
-        "performance:\n  - api: a.B\n    advice: x\n    when: {keyword: fused, is: true, default: 'None'}\n",
-        encoding="utf-8",
-    )
-    with pytest.raises(
-        RuleFileError, match=r"performance\[0\]\.when\.is: must be a list of \(quoted\) source texts"
-    ):
-        parse_advice(path)
 
 
 def test_dataloader_without_pin_memory_and_with_zero_workers_gives_two_rows():

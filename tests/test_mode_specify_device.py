@@ -432,6 +432,27 @@ class Trainer:
 """
 
 
+TRAIN_LOOP = """import torch
+
+model = torch.nn.Linear(2, 2).cuda()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    model(torch.ones(1, 2).cuda()).sum().backward()
+    opt.step()
+"""
+
+
+def migrated_beside_a_trainer(tmp_path, flag, name, text):
+    """The -s or distributed migration of ``name`` (``text``) beside a main script that trains."""
+    source = tmp_path / "proj"
+    write(source / name, text)
+    write(source / "train.py", TRAIN_LOOP)
+    mode = ["-s"] if flag == "-s" else ["distributed", "-m", source / "train.py"]
+    result = run_cli("migrate", "-i", source, "-o", tmp_path / "out", "-v", "2.8.0", *mode)
+    assert result.returncode == 0, result.stderr
+    return next((tmp_path / "out").iterdir())
+
+
 @pytest.mark.parametrize("flag,name", [("-s", "DEVICE_ID"), ("distributed", "LOCAL_RANK")])
 def test_an_index_per_loop_iteration_from_a_slurm_rank_or_of_placed_data_is_kept_and_reported(
     tmp_path, flag, name
@@ -440,19 +461,7 @@ def test_an_index_per_loop_iteration_from_a_slurm_rank_or_of_placed_data_is_kept
     SLURM set-up computes the card from SLURM_PROCID, and mmcv's ops follow their input's card:
     an index from the environment in their place put every block (every process, every input)
     on one card. A fixed choice, and a trainer's own device, still change."""
-    source = tmp_path / "proj"
-    source.mkdir()
-    (source / "spread.py").write_text(SPREAD)
-    (source / "train.py").write_text(
-        "import torch\n\nmodel = torch.nn.Linear(2, 2).cuda()\n"
-        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
-        "for epoch in range(2):\n    model(torch.ones(1, 2)).sum().backward()\n    opt.step()\n"
-    )
-    mode = ["-s"] if flag == "-s" else ["distributed", "-m", source / "train.py"]
-    args = ["migrate", "-i", source, "-o", tmp_path / "out", "-v", "2.8.0", *mode]
-    result = run_cli(*args)
-    assert result.returncode == 0, result.stderr
-    out = next((tmp_path / "out").iterdir())
+    out = migrated_beside_a_trainer(tmp_path, flag, "spread.py", SPREAD)
     text = (out / "spread.py").read_text()
     assert (
         "torch.device(f'npu:{root.type}' if isinstance(root.type, int) else root.type, target_index)" in text
@@ -491,19 +500,15 @@ def test_an_index_per_loop_iteration_from_a_slurm_rank_or_of_placed_data_is_kept
 def test_a_card_named_beside_a_ranks_is_kept_and_reported(tmp_path, flag):
     """open_flamingo's --no-set-device-rank branch keeps 'cuda:0' (one visible card per process)
     beside "cuda:%d" % args.local_rank: an index from the environment there is no card at all."""
-    source = tmp_path / "proj"
-    source.mkdir()
-    (source / "dist.py").write_text(
+    out = migrated_beside_a_trainer(
+        tmp_path,
+        flag,
+        "dist.py",
         "import torch\n\n\ndef device_of(args):\n    if args.distributed and not args.no_set_device_rank:\n"
         '        device = "cuda:%d" % args.local_rank\n    else:\n        device = "cuda:0"\n'
         "    torch.cuda.set_device(device)\n    return device\n\n\n"
-        'def pick(local_rank):\n    return "cuda:0" if local_rank < 0 else f"cuda:{local_rank}"\n'
+        'def pick(local_rank):\n    return "cuda:0" if local_rank < 0 else f"cuda:{local_rank}"\n',
     )
-    (source / "train.py").write_text(TRAIN_LOOP)
-    mode = ["-s"] if flag == "-s" else ["distributed", "-m", source / "train.py"]
-    result = run_cli("migrate", "-i", source, "-o", tmp_path / "out", "-v", "2.8.0", *mode)
-    assert result.returncode == 0, result.stderr
-    out = next((tmp_path / "out").iterdir())
     text = (out / "dist.py").read_text()
     assert '    else:\n        device = "npu:0"\n' in text
     assert '    return "npu:0" if local_rank < 0 else f"npu:{local_rank}"\n' in text
@@ -519,14 +524,6 @@ def test_a_card_named_beside_a_ranks_is_kept_and_reported(tmp_path, flag):
     ]
 
 
-TRAIN_LOOP = """import torch
-
-model = torch.nn.Linear(2, 2).cuda()
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(2):
-    model(torch.ones(1, 2).cuda()).sum().backward()
-    opt.step()
-"""
 SPAWNED = """import torch
 import torch.multiprocessing as mp
 
@@ -557,13 +554,7 @@ def test_a_spawned_workers_card_stays_its_index(tmp_path, flag):
     (through ``cfg.device_id = i``): with the environment's index in its place every spawned
     worker took card 0. A function no process starts still takes it. Run under the stand-in
     with two emulated cards."""
-    source = tmp_path / "proj"
-    write(source / "dist.py", SPAWNED)
-    write(source / "train.py", TRAIN_LOOP)
-    mode = ["-s"] if flag == "-s" else ["distributed", "-m", source / "train.py"]
-    result = run_cli("migrate", "-i", source, "-o", tmp_path / "out", "-v", "2.8.0", *mode)
-    assert result.returncode == 0, result.stderr
-    out = next((tmp_path / "out").iterdir())
+    out = migrated_beside_a_trainer(tmp_path, flag, "dist.py", SPAWNED)
     text = (out / "dist.py").read_text()
     assert "        torch.npu.set_device(cfg.device_id)\n" in text
     assert f"    torch.npu.set_device({'DEVICE_ID' if flag == '-s' else 'LOCAL_RANK'})\n" in text
