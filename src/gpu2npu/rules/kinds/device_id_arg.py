@@ -24,6 +24,7 @@ map), reported with ``placed_tip``: that card follows the data, not the process.
 from __future__ import annotations
 
 import re
+from typing import List
 
 import libcst as cst
 
@@ -123,11 +124,12 @@ def _assigned_from(source: str, code: str, origin: "re.Pattern[str]") -> bool:
     spawned worker's index: ``cfg.device_id = i``), or an expression of names one of which it
     assigns so (``proc_id % num_gpus``, ``proc_id`` from SLURM_PROCID)."""
     names = [code] if all(part.isidentifier() for part in code.split(".")) else sorted(_roots(code))
-    for name in names:
-        assignments = re.finditer(rf"(?m)^[ \t]*{re.escape(name)}[ \t]*=(?!=)(.*)$", source)
-        if any(origin.search(match.group(1)) for match in assignments):
-            return True
-    return False
+    return any(origin.search(value) for name in names for value in _assigned_values(source, name))
+
+
+def _assigned_values(source: str, name: str) -> List[str]:
+    """The right-hand sides of the lines that assign ``name`` (a name or a dotted attribute)."""
+    return re.findall(rf"(?m)^[ \t]*{re.escape(name)}[ \t]*=(?!=)(.*)$", source)
 
 
 def _names_placed_data(code: str, ctx) -> bool:
@@ -138,8 +140,9 @@ def _names_placed_data(code: str, ctx) -> bool:
         return False
     if not all(part.isidentifier() for part in code.split(".")):
         return bool(PLACED.search(code))  # x.get_device(), next(model.parameters()).device
-    if re.search(rf"(?m)^[ \t]*{re.escape(code)}[ \t]*=(?!=)", ctx.source):
-        return _assigned_from(ctx.source, code, PLACED)
+    values = _assigned_values(ctx.source, code)
+    if values:
+        return any(PLACED.search(value) for value in values)
     return code.endswith(".device")
 
 
