@@ -8,6 +8,7 @@ import ast
 import csv
 import json
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -432,3 +433,17 @@ def test_cuda_environment_variables_are_renamed_as_in_the_full_migration(tmp_pat
         ["run.sh", "2", "2", "MODIFY", message, "G2N030"],
         ["train.py", "6", "6", "MODIFY", message, "G2N030"],
     ]
+
+
+def test_a_mask_set_in_python_narrows_the_cards_of_the_migrated_run(tmp_path):
+    """Proof by running the migrated program under the stand-in with two cards: the renamed mask
+    leaves one visible card; the CUDA name would have left both."""
+    pytest.importorskip("torch")
+    program = (
+        'import os\nimport torch\n\nif __name__ == "__main__":\n'
+        '    os.environ["CUDA_VISIBLE_DEVICES"] = "1"\n'
+        "    print(torch.cuda.device_count(), torch.ones(1).cuda().is_cuda)\n"
+    )
+    out = auto_copy(tmp_path, {"train.py": program})
+    run = run_cli("run", "--devices", "2", "--", sys.executable, out / "train.py")
+    assert (run.returncode, run.stdout) == (0, "1 True\n"), run.stderr

@@ -1072,6 +1072,23 @@ def test_transfer_to_npu_answers_torch_cuda_with_the_emulated_npus():
     assert out == f"{64 * 1024**3} True\n"
 
 
+def test_a_visibility_mask_set_after_transfer_to_npu_is_seen():
+    """yolov7 and ijepa narrow the visible cards in Python after importing torch: the runtime reads
+    the mask when the device count is first asked, and importing the patcher does not ask it."""
+    out = standin_python(
+        """
+        import os
+        import torch, torch_npu
+        from torch_npu.contrib import transfer_to_npu
+        os.environ['ASCEND_RT_VISIBLE_DEVICES'] = '1'
+        generators = torch.cuda.default_generators
+        print(torch.cuda.device_count(), len(generators), torch.npu.default_generators[-1:])
+        """,
+        devices=2,
+    )
+    assert out.startswith("1 1 (<torch._C.Generator object")
+
+
 def test_cuda_devices_land_on_the_cpu_after_transfer_to_npu(tmp_path):
     checkpoint = tmp_path / "weights.pt"
     out = standin_python(

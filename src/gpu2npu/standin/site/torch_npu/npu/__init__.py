@@ -10,6 +10,7 @@ A name this module does not emulate raises AttributeError saying so.
 from __future__ import annotations
 
 import collections
+import collections.abc
 import time
 
 import torch
@@ -259,6 +260,24 @@ def _generator(device=None):
     return _generators[index]
 
 
+class _DefaultGenerators(collections.abc.Sequence):
+    """One generator per visible device, counted when first asked: real torch fills its
+    ``default_generators`` at initialisation, so a visibility mask set after the import counts."""
+
+    def __len__(self) -> int:
+        return device_count()
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return tuple(self[i] for i in range(len(self))[index])
+        if not -len(self) <= index < len(self):
+            raise IndexError("default_generators index out of range")
+        return _generator(index % len(self))
+
+
+default_generators = _DefaultGenerators()
+
+
 def manual_seed(seed) -> None:
     _generator().manual_seed(int(seed))
 
@@ -428,8 +447,6 @@ def set_sync_debug_mode(debug_mode) -> None:
 
 
 def __getattr__(name: str):
-    if name == "default_generators":
-        return tuple(_generator(index) for index in range(device_count()))
     raise AttributeError(
         f"torch.npu.{name} is not emulated by the gpu2npu stand-in for torch_npu "
         "(see the gpu2npu.standin documentation for what is)"
