@@ -2,6 +2,7 @@
 from the installed command, without the reference's bug B21 (CPU devices forced onto the NPU)."""
 
 import json
+import os
 import re
 import shutil
 import sys
@@ -522,6 +523,85 @@ def test_a_card_named_beside_a_ranks_is_kept_and_reported(tmp_path, flag):
         ["dist.py", "8", "8", "'cuda:0'", tip],
         ["dist.py", "14", "14", "'cuda:0'", tip],
     ]
+
+
+MASKED_MAIN = """import argparse
+import multiprocessing as mp
+import os
+
+from worker import train
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--devices", type=str, nargs="+", default=["cuda:0"])
+
+
+def process_main(rank, devices):
+    os.environ["CUDA_VISIBLE_DEVICES"] = str(devices[rank].split(":")[-1])
+    train()
+
+
+if __name__ == "__main__":
+    args = parser.parse_args()
+    mp.set_start_method("spawn")
+    for rank in range(len(args.devices)):
+        process = mp.Process(target=process_main, args=(rank, args.devices))
+        process.start()
+        process.join()
+        assert process.exitcode == 0
+"""
+
+MASKED_WORKER = """import os
+
+import torch
+
+if "SLURM_LOCALID" in os.environ:
+    os.environ["CUDA_VISIBLE_DEVICES"] = os.environ["SLURM_LOCALID"]
+
+
+def train():
+    device = torch.device("cuda:0")
+    torch.cuda.set_device(device)
+    x = torch.ones(2).cuda(0)
+    print(torch.cuda.device_count(), torch.cuda.current_device(), float(x.sum()), flush=True)
+"""
+
+MASK_TIP = (
+    "kept: this file sets the visible cards itself (CUDA_VISIBLE_DEVICES in Python), after which the "
+    "process numbers the cards it sees from 0; the index from the environment may name a card it "
+    "cannot see"
+)
+
+
+@pytest.mark.parametrize("flag", ["-s", "distributed"])
+def test_devices_in_a_file_that_sets_the_visible_cards_are_kept_and_reported(tmp_path, flag):
+    """ijepa's workers see one card each (CUDA_VISIBLE_DEVICES set per process) and train on
+    'cuda:0': the index from the environment there named a card the process could not see."""
+    out = migrated_beside_a_trainer(tmp_path, flag, "worker.py", MASKED_WORKER)
+    text = (out / "worker.py").read_text()
+    assert text.endswith(
+        '    device = torch.device("npu:0")\n    torch.npu.set_device(device)\n'
+        "    x = torch.ones(2).npu(0)\n"
+        "    print(torch.npu.device_count(), torch.npu.current_device(), float(x.sum()), flush=True)\n"
+    )
+    kept = [row[:5] for row in rows(out / "transplant_result_file" / "unsupported_api.csv")[1:]]
+    assert [row for row in kept if row[0] == "worker.py"] == [
+        ["worker.py", "10", "10", "'cuda:0'", MASK_TIP],
+        ["worker.py", "11", "11", "torch.cuda.set_device", MASK_TIP],
+        ["worker.py", "12", "12", "*.cuda", MASK_TIP],
+    ]
+
+
+def test_a_worker_behind_a_per_process_mask_trains_on_the_card_it_sees(tmp_path):
+    """Run under the stand-in with four cards, DEVICE_ID=3 and ``--devices cuda:3``: the child
+    sees card 3 alone, as its card 0 (set_device(DEVICE_ID) failed there: index 3 of 1 card)."""
+    pytest.importorskip("torch")
+    _, out = migrated_project(tmp_path, {"main.py": MASKED_MAIN, "worker.py": MASKED_WORKER})
+    assert '    os.environ["ASCEND_RT_VISIBLE_DEVICES"] = str(devices[rank]' in (out / "main.py").read_text()
+    env = {**os.environ, "DEVICE_ID": "3"}
+    run = run_cli(
+        "run", "--devices", "4", "--", sys.executable, "main.py", "--devices", "npu:3", cwd=out, env=env
+    )
+    assert (run.returncode, run.stdout) == (0, "1 0 2.0\n"), run.stderr
 
 
 SPAWNED = """import torch

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, List, Optional, Set
 
 from gpu2npu.rewrite.callers import caller_arguments
+from gpu2npu.rewrite.device_selection import narrows_visible_devices
 from gpu2npu.source.imports import imports_table, qualify
 from gpu2npu.source.modules import is_script
 from gpu2npu.source.names import dotted
@@ -102,6 +103,7 @@ class FileFacts:
         self._import_statements: List[ast.AST] = []  # met during the scan
         self._used_names: Optional[Set[str]] = None
         self._loop_variables: Optional[Set[str]] = None
+        self._narrows: Optional[bool] = None
         self._function_scopes: Dict[int, ScopeFacts] = {}  # id(module-level def) -> its scope
         self.tree: Optional[ast.AST] = tree
         if tree is None:
@@ -139,6 +141,14 @@ class FileFacts:
                 if isinstance(name, ast.Name)
             }
         return self._loop_variables
+
+    @property
+    def narrows_visible_devices(self) -> bool:
+        """Whether the file sets the visible cards in Python (``os.environ['CUDA_VISIBLE_DEVICES']``):
+        after that, the process numbers the cards it sees from 0."""
+        if self._narrows is None:
+            self._narrows = self.tree is not None and narrows_visible_devices(self.tree)
+        return self._narrows
 
     def classes_defining(self, method: str) -> Set[str]:
         return classes_defining(self.tree, method) if self.tree is not None else set()

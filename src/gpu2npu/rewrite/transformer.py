@@ -996,17 +996,18 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         rule_id = self.index.indexed_device_strings.get(device_type)
         if rule_id is None or not number.isdigit() or not number.isascii():
             return None
+        tips = self.index.device_string_tips.get(rule_id, {})
         if names_several_cards(self.source):
-            # several cards by number (model parallel): they keep their numbers, reported
-            self.kept_here.append(
-                Kept(
-                    start, STRING + node.evaluated_value, end, repr(node.evaluated_value), rule_id, works=True
-                )
-            )
-            return None
-        if start in self._rank_alternatives():
-            tip = self.index.device_choice_tips.get(rule_id, "")
+            kept_as = ""  # several cards by number (model parallel): they keep their numbers
+        elif self.facts.narrows_visible_devices:
+            kept_as = "mask"  # the process numbers the cards it sees from 0
+        elif start in self._rank_alternatives():
+            kept_as = "choice"
+        else:
+            kept_as = None
+        if kept_as is not None:
             value = node.evaluated_value
+            tip = tips.get(kept_as, "")
             self.kept_here.append(Kept(start, STRING + value, end, repr(value), rule_id, works=True, tip=tip))
             return None
         message = f'replace string "{node.evaluated_value}" with {block.device_string}'

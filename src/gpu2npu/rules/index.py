@@ -273,8 +273,9 @@ class RuleIndex:
     device_block: Optional[DeviceBlock] = None  # the device index from the environment (-s)
     distributed: Optional[DistributedPlan] = None  # single card to multi-card, in the main script
     indexed_device_strings: Dict[str, str] = field(default_factory=dict)  # device type -> rule id
-    # rule id -> the tip where a branch names its card itself beside one taking a rank's
-    device_choice_tips: Dict[str, str] = field(default_factory=dict)
+    # rule id -> the tips where a literal stays: "choice" (a branch names its card beside one taking
+    # a rank's), "mask" (the file sets the visible cards)
+    device_string_tips: Dict[str, Dict[str, str]] = field(default_factory=dict)
     replaced_apis: Set[str] = field(default_factory=set)  # calls a rule replaces or reports itself
     refused_calls: Set[str] = field(default_factory=set)  # "method(keyword)": see OptimizeCallRule
     kept_wrappers: Dict[str, Tuple[str, str]] = field(default_factory=dict)  # -> (attribute, rule id)

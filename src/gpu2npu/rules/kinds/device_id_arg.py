@@ -14,7 +14,10 @@ A value made of a loop's variable (``for path, index in mapping.items():`` then
 ``torch.device(root.type, index)``) names one card per iteration, a model spread over cards: it is
 left alone too and reported with ``loop_tip``. So is the device some data already lives on
 (``set_device(points.device)``, mmcv's ``points_device``, T5's ``first_device`` from its device
-map), reported with ``placed_tip``: that card follows the data, not the process.
+map), reported with ``placed_tip``: that card follows the data, not the process. In a file that
+sets the visible cards in Python (ijepa, yolov7), every device stays, reported with ``mask_tip``:
+the process numbers the cards the mask leaves it from 0, so the index from the environment may
+name a card it cannot see.
 
     rules:
       DeviceIdArgRule:
@@ -59,6 +62,7 @@ class DeviceIdArg(CallArgumentKind):
         "tip": Field(str, required=True, help="what to do where a value from the environment stays"),
         "loop_tip": Field(str, default="", help="what to do where a loop's variable (a card each) stays"),
         "placed_tip": Field(str, default="", help="what to do where the device of placed data stays"),
+        "mask_tip": Field(str, default="", help="what to do where the file sets the visible cards"),
     }
 
     def validate(self, fields):
@@ -91,6 +95,10 @@ class DeviceIdArg(CallArgumentKind):
         code = ctx.code(value)
         if block.name in code:
             return call  # already the index from the environment
+        if ctx.facts.narrows_visible_devices:  # the process numbers the cards the mask leaves it from 0
+            if not (isinstance(value, cst.SimpleString) and _is_indexed(value)):  # DeviceIdStringRule's
+                ctx.keep(name_subject(rule["func_name"]), rule.id, tip=rule["mask_tip"] or rule["tip"])
+            return call
         if rule["values"] == "indexed" and (not _is_indexed(value) or names_several_cards(ctx.source)):
             return call  # several cards by number: DeviceIdStringRule reports them
         if FROM_ENVIRONMENT.search(code) or _assigned_from(ctx.source, code, FROM_ENVIRONMENT):

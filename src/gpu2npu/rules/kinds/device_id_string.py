@@ -5,7 +5,9 @@ the inserted statements select); docstrings, bytes and literals a rule keeps sta
 names several cards (``'cuda:0'`` and ``'cuda:1'``: a model split over cards) keeps the numbers,
 reported with ``tip``; so does a branch that names its card beside one that takes it from a rank
 or the environment (``else: device = 'cuda:0'`` for one visible card per process), with
-``choice_tip``.
+``choice_tip``; and so does a file that sets the visible cards in Python (ijepa's per-process
+``CUDA_VISIBLE_DEVICES``, yolov7's ``--device``), where ``'cuda:0'`` is the first card the mask
+leaves, with ``mask_tip``.
 
     rules:
       DeviceIdStringRule:
@@ -23,6 +25,7 @@ class DeviceIdString(RuleKind):
         "device_type": Field(str, required=True, help="device type of the literals (cuda)"),
         "tip": Field(str, required=True, help="what to do where a file names several cards"),
         "choice_tip": Field(str, default="", help="what to do where a branch beside a rank's names a card"),
+        "mask_tip": Field(str, default="", help="what to do where the file sets the visible cards"),
     }
 
     def validate(self, fields):
@@ -32,7 +35,10 @@ class DeviceIdString(RuleKind):
 
     def compile(self, rule, index):
         index.indexed_device_strings[rule["device_type"]] = rule.id
-        index.device_choice_tips[rule.id] = rule["choice_tip"] or rule["tip"]
+        index.device_string_tips[rule.id] = {
+            "choice": rule["choice_tip"] or rule["tip"],
+            "mask": rule["mask_tip"] or rule["tip"],
+        }
 
     def trigger_words(self, rule):
         return {rule["device_type"] + ":"}
