@@ -67,6 +67,31 @@ def rows(path):
         return list(csv.reader(handle))[1:]
 
 
+def test_no_fused_optimizer_where_the_project_prepares_optimizers_with_accelerate(tmp_path):
+    """DALLE2's trainers hand their optimizers to accelerate, whose zero_grad passes
+    set_to_none=True, which torch_npu's fused optimizers refuse (ValueError at the first step):
+    every optimizer call of the project stays, reported with the reason."""
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj" / "trainer.py").write_text(
+        "from accelerate import Accelerator\n\n\ndef prepare(model, optimizer):\n"
+        "    return Accelerator().prepare(model, optimizer)\n"
+    )
+    result, tree = migrated(tmp_path, "--optimize")
+    assert result.returncode == 0, result.stderr
+    text = (tree / "train.py").read_text()
+    assert "sgd = torch.optim.SGD(model.parameters(), lr=0.1)\n" in text
+    assert "adam = optim.Adam(model.parameters())\n" in text
+    kept = rows(tree / "transplant_result_file" / "unsupported_api.csv")
+    optimizers = [row for row in kept if row[-1].startswith("rules:G2N200")]
+    assert [(row[1], row[3], row[-1]) for row in optimizers] == [
+        ("6", "torch.optim.SGD", "rules:G2N2001"),
+        ("7", "torch.optim.AdamW", "rules:G2N2003"),
+        ("8", "torch.optim.Adam", "rules:G2N2002"),
+    ]
+    why = "or imports accelerate (whose prepared optimizers call zero_grad(set_to_none=True))"
+    assert all(why in row[4] for row in optimizers)
+
+
 def test_the_cli_applies_the_safe_optimizations_and_reports_each(tmp_path):
     result, tree = migrated(tmp_path, "--optimize")
     assert result.returncode == 0, result.stderr

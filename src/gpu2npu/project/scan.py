@@ -19,7 +19,7 @@ from gpu2npu.project.plan import COPY, PYTHON, Plan
 from gpu2npu.rewrite.device_selection import MODULE_LEVEL, device_selections
 from gpu2npu.rewrite.facts import classes_defining
 from gpu2npu.rewrite.transformer import ProjectFacts
-from gpu2npu.rules.index import RuleIndex
+from gpu2npu.rules.index import REFUSED_IMPORT, RuleIndex
 from gpu2npu.source.modules import (
     MAIN_GUARD,
     PROGRAM_CALLS,
@@ -255,7 +255,10 @@ def _may_import(data: bytes, module: str) -> bool:
 
 def _makes_refused_call(data: bytes, call: str) -> bool:
     """Whether ``data`` calls ``.method(`` passing ``keyword=`` other than a literal False (a byte
-    scan: ``opt.zero_grad(set_to_none=True)``, ``zero_grad(set_to_none=not args.keep)``)."""
+    scan: ``opt.zero_grad(set_to_none=True)``, ``zero_grad(set_to_none=not args.keep)``), or, for
+    ``import module``, may import a library that makes such calls itself (accelerate)."""
+    if call.startswith(REFUSED_IMPORT):
+        return _may_import(data, call[len(REFUSED_IMPORT) :])
     method, keyword = call[:-1].split("(")
     pattern = rb"\b%s\s*\([^()]*(?:\([^()]*\)[^()]*)*\b%s\s*=\s*(?!False\b)" % (
         method.encode(),

@@ -32,6 +32,8 @@ PLACEHOLDER = "\x00"
 DEVICE_SUFFIX = re.compile(r"^(:([0-9]+|%[sd]|\{[^{}]*\})?)?$")
 STRING_MATCHES = ("exact", "device", "prefix", "substring")
 TENSOR = "torch.Tensor."
+# A refused call a library makes itself, wherever the project imports it: "import accelerate".
+REFUSED_IMPORT = "import "
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,9 @@ FusedAdam's ``adam_w_mode: "True"``): a call passing exactly that is rewritten w
 other call keeps ``old_name`` and is reported with the rule's tip. So does every call where a
 Python file of the project calls a method of ``refuses`` (``zero_grad(set_to_none)``) with that
 keyword other than a literal False: new_name raises there (torch_npu's fused optimizers refuse
-``set_to_none=True``). Only calls change: a subclass or an ``isinstance`` of ``old_name`` keeps
-its meaning.
+``set_to_none=True``); and so does every call where a file imports a library of ``refuses``
+(``import accelerate``: its prepared optimizers call ``zero_grad(set_to_none=True)``). Only
+calls change: a subclass or an ``isinstance`` of ``old_name`` keeps its meaning.
 
 Like every rule of rules/optimize, each says in ``optimization`` what kind of optimization it is
 and how sure the result is to equal the original: ``category``, ``equivalence`` (``exact``: the
@@ -38,13 +39,14 @@ import re
 
 import libcst as cst
 
+from gpu2npu.rules.index import REFUSED_IMPORT
 from gpu2npu.rules.kind import RuleKind
 from gpu2npu.rules.kinds._common import check_names, dotted_name, is_expression, name_subject
 from gpu2npu.rules.model import Field
 from gpu2npu.source.arguments import append_keyword, delete_argument, keyword_index, passed_parameters
 from gpu2npu.source.names import dotted_expression
 
-REFUSED = re.compile(r"^[A-Za-z_]\w*\([A-Za-z_]\w*\)$")
+REFUSED = re.compile(rf"^(?:[A-Za-z_]\w*\([A-Za-z_]\w*\)|{REFUSED_IMPORT}[A-Za-z_][\w.]*)$")
 
 
 class OptimizeCall(RuleKind):
@@ -62,7 +64,10 @@ class OptimizeCall(RuleKind):
             dict, default=None, help="parameter -> old_name's default, where new_name's differs"
         ),
         "refuses": Field(
-            list, default=(), help="method(keyword) calls new_name raises on unless the keyword is False"
+            list,
+            default=(),
+            help="method(keyword) calls new_name raises on unless the keyword is False, or 'import "
+            "module' for a library that makes them itself",
         ),
         "tip": Field(str, required=True, help="what to do where a call keeps old_name"),
     }
@@ -78,7 +83,10 @@ class OptimizeCall(RuleKind):
         if set(fields["fixed"] or ()) & set(fields["keywords"]):
             return "'fixed' names parameters new_name lacks, not parameters of 'keywords'"
         if not all(isinstance(call, str) and REFUSED.match(call) for call in fields["refuses"]):
-            return "'refuses' must list method(keyword) calls, such as zero_grad(set_to_none)"
+            return (
+                "'refuses' must list method(keyword) calls, such as zero_grad(set_to_none), or "
+                "'import module', such as 'import accelerate'"
+            )
         values = [*(fields["fixed"] or {}).values(), *(fields["defaults"] or {}).values()]
         if not all(isinstance(value, str) and is_expression(value) for value in values):
             return "the values of 'fixed' and 'defaults' must be Python expressions (source text)"
