@@ -8,8 +8,8 @@ from helpers import REPO, rows, run_cli, tree_files
 
 PROJECT = REPO / "tests" / "projects" / "apis"
 FP64_TIP = (
-    "float64 is not generally supported on NPU (some operators compute in float32 or fall back to the CPU): "
-    "use float32 where the precision allows"
+    "float64 is not generally supported on NPU (some operators compute in float32 or fall back to the CPU, "
+    "and HCCL's all_reduce, reduce and reduce_scatter refuse it): use float32 where the precision allows"
 )
 
 

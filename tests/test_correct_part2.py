@@ -43,7 +43,7 @@ SOLVE_TIP = (
 )
 FLOAT64_TIP = (
     "float64 is not generally supported on NPU (some operators compute in float32 or fall back to the "
-    "CPU): use float32 where the precision allows"
+    "CPU, and HCCL's all_reduce, reduce and reduce_scatter refuse it): use float32 where the precision allows"
 )
 STRING_TIP = (
     "kept: compared with data from outside the program (a loaded checkpoint or config, a parsed graph, "

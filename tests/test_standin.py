@@ -363,6 +363,38 @@ def test_hccl_runs_on_gloo_and_ddp_accepts_device_ids(tmp_path):
     assert out == "hccl 2.0 [{'rank': 0}] True\n"
 
 
+def test_hccl_refuses_to_reduce_what_hccl_cannot_and_gathers_it(tmp_path):
+    """ConvNeXt-V2 all-reduces a float64 counter each epoch: torch_npu's HCCL refuses float64 in
+    reducing collectives (gloo would reduce it), gathers it, and reduces bool as uint8; a gloo
+    group is not HCCL."""
+    out = standin_python(
+        f"""
+        import torch, torch_npu
+        import torch.distributed as dist
+        dist.init_process_group('hccl', init_method='file://{tmp_path / "store"}', rank=0, world_size=1)
+        counts = torch.tensor([3, 4], dtype=torch.float64, device='npu')
+        for reduce in (lambda: dist.all_reduce(counts), lambda: dist.reduce(counts, dst=0)):
+            try:
+                reduce()
+            except RuntimeError as error:
+                print(error)
+        gathered = [torch.zeros(2, dtype=torch.float64)]
+        dist.all_gather(gathered, counts)
+        flags = torch.tensor([True, False])
+        dist.all_reduce(flags)
+        gloo = dist.new_group(backend='gloo')
+        dist.all_reduce(counts, group=gloo)
+        print(gathered[0].tolist(), flags.tolist(), counts.tolist())
+        dist.destroy_process_group()
+        """
+    )
+    assert out == (
+        "HCCL allreduce: Unsupported data type torch.float64\n"
+        "HCCL reduce: Unsupported data type torch.float64\n"
+        "[3.0, 4.0] [True, False] [3.0, 4.0]\n"
+    )
+
+
 def test_profiler_accepts_npu_activities_and_writes_a_trace(tmp_path):
     out = standin_python(
         f"""

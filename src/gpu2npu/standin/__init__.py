@@ -39,7 +39,8 @@ What is emulated
   storages' ``npu()`` are no-op moves; ``Tensor.pin_memory()`` returns the tensor, and
   ``DataLoader(pin_memory=True)`` works.
 * ``torch.distributed``: backend ``"hccl"`` (and ``dist.Backend.HCCL``, ``dist.is_hccl_available()``)
-  runs on gloo; ``DistributedDataParallel(model, device_ids=[rank])`` drops ``device_ids`` and
+  runs on gloo, its reducing collectives refusing what HCCL does not reduce (float64);
+  ``DistributedDataParallel(model, device_ids=[rank])`` drops ``device_ids`` and
   ``output_device`` for the CPU-placed model. Multiprocessing spawn and torchrun work.
 * ``torch_npu.profiler``: ``profile`` (profiles the CPU whatever the activities), ``schedule``,
   ``tensorboard_trace_handler`` (torch's Chrome trace), ``ProfilerActivity`` (``CPU``, ``NPU``),
