@@ -45,3 +45,39 @@ def test_data_parallel_is_unwrapped_or_kept_and_reported_in_every_mode(mode, tmp
     assert unsupported == [
         ["reads.py", "4", "4", "torch.nn.DataParallel", "unsupported", "listed", "rules:G2N730"]
     ]
+
+
+RESUMES = (
+    "import torch\n"
+    "\n"
+    "net = torch.nn.DataParallel(torch.nn.Linear(2, 2))\n"
+    "checkpoint = torch.load('ckpt.pth')\n"
+    "net.load_state_dict(checkpoint['net'])\n"
+)
+
+
+def test_a_file_resuming_from_a_checkpoint_is_told_the_wrappers_prefix_is_gone(tmp_path):
+    """pytorch-cifar's --resume loads a state dict the original saved through DataParallel: its
+    keys start with 'module.', which the unwrapped model does not load (Missing key(s))."""
+    write(tmp_path / "proj" / "main.py", RESUMES)
+    result = run_cli("migrate", "-i", tmp_path / "proj", "-o", tmp_path / "out", "-v", "2.8.0")
+    assert result.returncode == 0, result.stderr
+    out = tmp_path / "out" / "proj_msft"
+    assert (out / "main.py").read_text() == RESUMES.replace(
+        "torch.nn.DataParallel(torch.nn.Linear(2, 2))", "torch.nn.Linear(2, 2)"
+    ).replace("import torch\n", "import torch\nimport torch_npu\n")
+    reported = [
+        row[:5] + row[-1:] for row in rows(out / "transplant_result_file" / "unsupported_api.csv")[1:]
+    ]
+    assert reported == [
+        [
+            "main.py",
+            "3",
+            "3",
+            "torch.nn.DataParallel",
+            "the wrapper is removed, so state_dict() keys lose its 'module.' prefix and a checkpoint the "
+            "original saved does not load here (Missing key(s)); strip the prefix before load_state_dict: "
+            "torch.nn.modules.utils.consume_prefix_in_state_dict_if_present(state, 'module.')",
+            "rules:G2N730",
+        ]
+    ]

@@ -6,7 +6,10 @@ The wrapper's own attribute (``attribute``, ``module`` for DataParallel) would b
 that reads it (``model.module.state_dict()``) keeps the call, reported with ``tip``; a read that
 only happens when the object has the attribute (``m.module if hasattr(m, 'module') else m``,
 or behind ``isinstance(m, DataParallel)``) is no such read (gpu2npu.rewrite.wrappers decides).
-The wrapped model is the ``arg_idx``-th positional argument or the ``arg_keyword`` one.
+The wrapped model is the ``arg_idx``-th positional argument or the ``arg_keyword`` one. Where
+the file also loads a state dict (``net.load_state_dict(checkpoint['net'])``, pytorch-cifar's
+``--resume``), a checkpoint the original saved through the wrapper has its attribute's prefix
+(``module.``) on every key, which the model alone does not load: reported with ``checkpoint_tip``.
 
     rules:
       UnwrapModelRule:
@@ -15,12 +18,16 @@ The wrapped model is the ``arg_idx``-th positional argument or the ``arg_keyword
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from gpu2npu.rules.kind import RuleKind
 from gpu2npu.rules.kinds._common import check_names, is_identifier, last
 from gpu2npu.rules.model import Field
 from gpu2npu.source.arguments import find_argument
+
+LOADS_STATE = re.compile(r"\.load_state_dict\s*\(")
 
 
 class UnwrapModel(RuleKind):
@@ -31,6 +38,9 @@ class UnwrapModel(RuleKind):
         "arg_keyword": Field(str, default="module", help="keyword of the wrapped model"),
         "attribute": Field(str, default="module", help="the wrapper's attribute that holds the model"),
         "tip": Field(str, required=True, help="what to do where the call is kept"),
+        "checkpoint_tip": Field(
+            str, default="", help="what to do where the file also loads a state dict the wrapper saved"
+        ),
     }
 
     def validate(self, fields):
@@ -62,4 +72,6 @@ class UnwrapModel(RuleKind):
             "(several: the distributed mode)"
         )
         ctx.record("MODIFY", message, rule.id)
+        if rule["checkpoint_tip"] and LOADS_STATE.search(ctx.source):
+            ctx.keep(rule["func_name"], rule.id, tip=rule["checkpoint_tip"])  # its keys carry the wrapper's
         return model
