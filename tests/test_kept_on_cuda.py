@@ -276,8 +276,8 @@ def unsupported_rows(tmp_path, name: str, code: str) -> list:
 def test_imports_of_cuda_only_libraries_are_each_a_row(tmp_path):
     """``check`` said 100 % of such files convert fully: TensorRT, AutoGPTQ, cpm_kernels (ChatGLM's
     quantisation), Liger's Triton kernels, mamba-ssm, causal-conv1d, grouped_gemm, MegaBlocks and
-    flash-attention's CUDA extensions run on NVIDIA GPUs only; TransformerEngine needs Ascend's
-    build (gpt-neox, TinyLlama)."""
+    flash-attention's CUDA extensions and MinkowskiEngine (ConvNeXt-V2's sparse pre-training) run
+    on NVIDIA GPUs only; TransformerEngine needs Ascend's build (gpt-neox, TinyLlama)."""
     assert unsupported_rows(
         tmp_path,
         "libs.py",
@@ -286,7 +286,8 @@ def test_imports_of_cuda_only_libraries_are_each_a_row(tmp_path):
         "from auto_gptq import AutoGPTQForCausalLM\nimport torch_tensorrt\nx = torch.zeros(1).cuda()\n"
         "from mamba_ssm.ops.selective_scan_interface import selective_scan_fn\n"
         "from causal_conv1d import causal_conv1d_fn\nimport grouped_gemm as gg\nfrom megablocks import ops\n"
-        "import xentropy_cuda_lib\nimport dropout_layer_norm\nimport transformer_engine.pytorch as te\n",
+        "import xentropy_cuda_lib\nimport dropout_layer_norm\nimport transformer_engine.pytorch as te\n"
+        "import MinkowskiEngine as ME\n",
     ) == [
         ("2", "tensorrt", "rules:G2N086"),
         ("3", "cpm_kernels", "rules:G2N088"),
@@ -300,6 +301,7 @@ def test_imports_of_cuda_only_libraries_are_each_a_row(tmp_path):
         ("12", "xentropy_cuda_lib", "rules:G2N167"),
         ("13", "dropout_layer_norm", "rules:G2N167"),
         ("14", "transformer_engine.pytorch", "rules:G2N168"),
+        ("15", "MinkowskiEngine", "rules:G2N173"),
     ]
 
 

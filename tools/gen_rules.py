@@ -123,9 +123,11 @@ def cuda_namespace_entries() -> List[Tuple[str, Optional[str], List[str], str]]:
 KEPT_ON_CUDA = {
     "torch.cuda.get_device_capability": (
         "M044",
-        "returns None on NPU unless TORCH_NPU_DEVICE_CAPABILITY is set, so indexing, unpacking or "
-        "comparing it fails: kept on CUDA (where torch.cuda.is_available() is False on NPU); guard "
-        "it with torch.cuda.is_available(), or test an NPU feature instead (torch.npu.is_bf16_supported())",
+        "kept on CUDA: on an NPU host it raises (torch has no CUDA there; under transfer_to_npu it "
+        "returns None unless TORCH_NPU_DEVICE_CAPABILITY is set, and so does "
+        "torch.npu.get_device_capability), so indexing, unpacking or comparing it fails; run it only "
+        "when torch.cuda.is_available() (False on NPU), or test an NPU feature instead "
+        "(torch.npu.is_bf16_supported())",
     ),
 }
 
