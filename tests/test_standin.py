@@ -383,7 +383,7 @@ def test_hccl_refuses_to_reduce_what_hccl_cannot_and_gathers_it(tmp_path):
         flags = torch.tensor([True, False])
         dist.all_reduce(flags)
         gloo = dist.new_group(backend='gloo')
-        dist.all_reduce(counts, group=gloo)
+        dist.all_reduce(counts, dist.ReduceOp.SUM, gloo)
         print(gathered[0].tolist(), flags.tolist(), counts.tolist())
         dist.destroy_process_group()
         """

@@ -9,6 +9,7 @@ ProcessGroupHCCL; Ascend950 adds float64 and uint64), as torch_npu does: gloo wo
 from __future__ import annotations
 
 import functools
+import inspect
 
 import torch
 
@@ -73,11 +74,13 @@ def _backend(group):
 def _reduced_by_hccl(original, function_name: str):
     """A reducing collective that, on an hccl group, refuses what HCCL cannot reduce."""
     reduced = {getattr(torch, name) for name in REDUCED_TYPES}
+    signature = inspect.signature(original)
 
     @functools.wraps(original)
     def collective(*args, **kwargs):
-        if _backend(kwargs.get("group")) == BACKEND:
-            for tensor in _tensors([*args, *kwargs.values()]):
+        passed = signature.bind_partial(*args, **kwargs).arguments
+        if _backend(passed.get("group")) == BACKEND:
+            for tensor in _tensors(list(passed.values())):
                 if tensor.dtype not in reduced:
                     raise RuntimeError(f"HCCL {function_name}: Unsupported data type {tensor.dtype}")
         return original(*args, **kwargs)
