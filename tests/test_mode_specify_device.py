@@ -561,7 +561,7 @@ if "SLURM_LOCALID" in os.environ:
 def train():
     device = torch.device("cuda:0")
     torch.cuda.set_device(device)
-    x = torch.ones(2).cuda(0)
+    x = torch.ones(2).cuda(0).to(device)
     print(torch.cuda.device_count(), torch.cuda.current_device(), float(x.sum()), flush=True)
 """
 
@@ -580,7 +580,7 @@ def test_devices_in_a_file_that_sets_the_visible_cards_are_kept_and_reported(tmp
     text = (out / "worker.py").read_text()
     assert text.endswith(
         '    device = torch.device("npu:0")\n    torch.npu.set_device(device)\n'
-        "    x = torch.ones(2).npu(0)\n"
+        "    x = torch.ones(2).npu(0).to(device)\n"
         "    print(torch.npu.device_count(), torch.npu.current_device(), float(x.sum()), flush=True)\n"
     )
     kept = [row[:5] for row in rows(out / "transplant_result_file" / "unsupported_api.csv")[1:]]

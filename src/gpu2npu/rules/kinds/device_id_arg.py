@@ -95,12 +95,12 @@ class DeviceIdArg(CallArgumentKind):
         code = ctx.code(value)
         if block.name in code:
             return call  # already the index from the environment
+        if rule["values"] == "indexed" and (not _is_indexed(value) or names_several_cards(ctx.source)):
+            return call  # several cards by number: DeviceIdStringRule reports them
         if ctx.facts.narrows_visible_devices:  # the process numbers the cards the mask leaves it from 0
             if not (isinstance(value, cst.SimpleString) and _is_indexed(value)):  # DeviceIdStringRule's
                 ctx.keep(name_subject(rule["func_name"]), rule.id, tip=rule["mask_tip"] or rule["tip"])
             return call
-        if rule["values"] == "indexed" and (not _is_indexed(value) or names_several_cards(ctx.source)):
-            return call  # several cards by number: DeviceIdStringRule reports them
         if FROM_ENVIRONMENT.search(code) or _assigned_from(ctx.source, code, FROM_ENVIRONMENT):
             ctx.keep(name_subject(rule["func_name"]), rule.id)
             return call
