@@ -9,7 +9,8 @@ or behind ``isinstance(m, DataParallel)``) is no such read (gpu2npu.rewrite.wrap
 The wrapped model is the ``arg_idx``-th positional argument or the ``arg_keyword`` one. Where
 the file also loads a state dict (``net.load_state_dict(checkpoint['net'])``, pytorch-cifar's
 ``--resume``), a checkpoint the original saved through the wrapper has its attribute's prefix
-(``module.``) on every key, which the model alone does not load: reported with ``checkpoint_tip``.
+(``module.``) on every key, which the model alone does not load: reported with ``checkpoint_tip``
+(not in the distributed mode, whose DistributedDataParallel gives the keys the same prefix again).
 
     rules:
       UnwrapModelRule:
@@ -72,6 +73,7 @@ class UnwrapModel(RuleKind):
             "(several: the distributed mode)"
         )
         ctx.record("MODIFY", message, rule.id)
-        if rule["checkpoint_tip"] and LOADS_STATE.search(ctx.source):
+        # the distributed mode wraps the model again (DistributedDataParallel: the same prefix)
+        if rule["checkpoint_tip"] and ctx.index.distributed is None and LOADS_STATE.search(ctx.source):
             ctx.keep(rule["func_name"], rule.id, tip=rule["checkpoint_tip"])  # its keys carry the wrapper's
         return model
