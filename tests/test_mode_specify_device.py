@@ -454,6 +454,11 @@ def migrated_beside_a_trainer(tmp_path, flag, name, text):
     return next((tmp_path / "out").iterdir())
 
 
+def kept_rows(out):
+    """File, lines, name and tip of each row of the migration's unsupported_api.csv."""
+    return [row[:5] for row in rows(out / "transplant_result_file" / "unsupported_api.csv")[1:]]
+
+
 @pytest.mark.parametrize("flag,name", [("-s", "DEVICE_ID"), ("distributed", "LOCAL_RANK")])
 def test_an_index_per_loop_iteration_from_a_slurm_rank_or_of_placed_data_is_kept_and_reported(
     tmp_path, flag, name
@@ -474,7 +479,7 @@ def test_an_index_per_loop_iteration_from_a_slurm_rank_or_of_placed_data_is_kept
     assert (
         f'        self.device = torch.device("npu", {name})\n        torch.npu.set_device({name})\n' in text
     )
-    kept = [row[:5] for row in rows(out / "transplant_result_file" / "unsupported_api.csv")[1:]]
+    kept = kept_rows(out)
     loop_tip = (
         "left as it is: a loop's variable gives each iteration its own card (a model spread over cards); "
         "with one process per card from the environment, check that every index it takes is a card "
@@ -518,7 +523,7 @@ def test_a_card_named_beside_a_ranks_is_kept_and_reported(tmp_path, flag):
         "own choice (one visible card per process, or a one-process default); check it against the index "
         "the migration takes from the environment"
     )
-    kept = [row[:5] for row in rows(out / "transplant_result_file" / "unsupported_api.csv")[1:]]
+    kept = kept_rows(out)
     assert [row for row in kept if row[3] == "'cuda:0'"] == [
         ["dist.py", "8", "8", "'cuda:0'", tip],
         ["dist.py", "14", "14", "'cuda:0'", tip],
@@ -583,7 +588,7 @@ def test_devices_in_a_file_that_sets_the_visible_cards_are_kept_and_reported(tmp
         "    x = torch.ones(2).npu(0).to(device)\n"
         "    print(torch.npu.device_count(), torch.npu.current_device(), float(x.sum()), flush=True)\n"
     )
-    kept = [row[:5] for row in rows(out / "transplant_result_file" / "unsupported_api.csv")[1:]]
+    kept = kept_rows(out)
     assert [row for row in kept if row[0] == "worker.py"] == [
         ["worker.py", "10", "10", "'cuda:0'", MASK_TIP],
         ["worker.py", "11", "11", "torch.cuda.set_device", MASK_TIP],
