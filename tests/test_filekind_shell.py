@@ -187,6 +187,31 @@ def test_only_the_value_characters_change():
     ]
 
 
+# stanford_alpaca's launcher: Hugging Face's TrainingArguments refuses tf32 without CUDA
+HF_LAUNCH = (
+    "torchrun --nproc_per_node=4 train.py \\\n    --bf16 True \\\n    --tf32 True\n"
+    "python train.py --tf32=true\n"
+)
+
+
+@pytest.mark.parametrize("style", ["full", "auto", "specify-device", "distributed"])
+def test_hf_tf32_becomes_false_in_every_npu_mode(style):
+    index = builtin_index(style=style)
+    outcome = migrate_file("train.sh", HF_LAUNCH.encode(), index=index)
+    assert outcome.new_bytes.decode() == HF_LAUNCH.replace("tf32 True", "tf32 False").replace(
+        "tf32=true", "tf32=false"
+    )
+    assert [(c.message, c.rule) for c in outcome.changes] == [
+        ("change tf32 True to False", "G2N847"),
+        ("change tf32 true to false", "G2N848"),
+    ]
+
+
+def test_hf_tf32_stays_in_the_portable_tree_which_still_runs_on_cuda():
+    index = builtin_index(target="portable")
+    assert migrated("train.sh", HF_LAUNCH, index=index) == HF_LAUNCH
+
+
 # --- commands ------------------------------------------------------------------------------
 
 
