@@ -81,3 +81,44 @@ def test_a_file_resuming_from_a_checkpoint_is_told_the_wrappers_prefix_is_gone(t
             "rules:G2N730",
         ]
     ]
+
+
+TRAINS = (
+    "import torch\n"
+    "from resume import load\n"
+    "\n"
+    "net = torch.nn.DataParallel(torch.nn.Linear(2, 2)).cuda()\n"
+    "net.load_state_dict(torch.load('ckpt.pth'))\n"
+    "opt = torch.optim.SGD(net.parameters(), lr=0.1)\n"
+    "for x in torch.utils.data.DataLoader(torch.randn(8, 2), batch_size=2):\n"
+    "    loss = net(x.cuda()).sum()\n"
+    "    opt.zero_grad()\n"
+    "    loss.backward()\n"
+    "    opt.step()\n"
+)
+
+
+def test_distributed_mode_reports_the_lost_prefix_outside_the_main_script_only(tmp_path):
+    """The distributed mode wraps the main script's model in DistributedDataParallel, whose keys
+    have the same 'module.' prefix; a model unwrapped in another file has no wrapper at all."""
+    write(tmp_path / "proj" / "train.py", TRAINS)
+    write(tmp_path / "proj" / "resume.py", "def load(path):\n    return None\n\n\n" + RESUMES)
+    result = run_cli(
+        "migrate",
+        "-i",
+        tmp_path / "proj",
+        "-o",
+        tmp_path / "out",
+        "-v",
+        "2.8.0",
+        "distributed",
+        "-m",
+        "train.py",
+    )
+    assert result.returncode == 0, result.stderr
+    unsupported = rows(
+        tmp_path / "out" / "proj_msft_multi" / "transplant_result_file" / "unsupported_api.csv"
+    )
+    assert [row[:4] + row[-1:] for row in unsupported[1:] if row[3] == "torch.nn.DataParallel"] == [
+        ["resume.py", "7", "7", "torch.nn.DataParallel", "rules:G2N730"]
+    ]

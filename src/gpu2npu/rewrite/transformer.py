@@ -256,6 +256,11 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
             self._facts = FileFacts(self.source, self._tree, self.project.module_imported(self._path))
         return self._facts
 
+    @property
+    def is_entry_script(self) -> bool:
+        """Whether this file is an entry script of the project (the distributed mode's main one)."""
+        return self._path in self.project.entries
+
     def code(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)
 

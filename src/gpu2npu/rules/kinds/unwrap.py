@@ -10,7 +10,8 @@ The wrapped model is the ``arg_idx``-th positional argument or the ``arg_keyword
 the file also loads a state dict (``net.load_state_dict(checkpoint['net'])``, pytorch-cifar's
 ``--resume``), a checkpoint the original saved through the wrapper has its attribute's prefix
 (``module.``) on every key, which the model alone does not load: reported with ``checkpoint_tip``
-(not in the distributed mode, whose DistributedDataParallel gives the keys the same prefix again).
+(not in the distributed mode's main script, whose DistributedDataParallel gives the keys the same
+prefix again).
 
     rules:
       UnwrapModelRule:
@@ -73,7 +74,8 @@ class UnwrapModel(RuleKind):
             "(several: the distributed mode)"
         )
         ctx.record("MODIFY", message, rule.id)
-        # the distributed mode wraps the model again (DistributedDataParallel: the same prefix)
-        if rule["checkpoint_tip"] and ctx.index.distributed is None and LOADS_STATE.search(ctx.source):
+        # the distributed mode wraps the main script's model again (DistributedDataParallel: the same prefix)
+        rewrapped = ctx.index.distributed is not None and ctx.is_entry_script
+        if rule["checkpoint_tip"] and not rewrapped and LOADS_STATE.search(ctx.source):
             ctx.keep(rule["func_name"], rule.id, tip=rule["checkpoint_tip"])  # its keys carry the wrapper's
         return model
