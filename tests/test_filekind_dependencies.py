@@ -353,6 +353,36 @@ def test_torchvision_and_torchaudio_pins_are_reported_with_the_release_that_pair
     ]
 
 
+def test_torchtext_pairs_up_to_torch_2_3_and_has_no_release_after():
+    """torchtext's development stopped at 0.18.0 (torch 2.3): an older pin is told the release that
+    pairs, a newer torch gets a row saying none does, with where to go (ConvNeXt-V2's era of code)."""
+    outcome = migrate_file("requirements.txt", b"torch\ntorchtext==0.15.2\n", "2.1.0")
+    assert reported(outcome) == [
+        (
+            2,
+            2,
+            "torchtext==0.15.2",
+            "torchtext==0.15.2 does not pair with torch 2.1.0: require torchtext==0.16.0",
+            "G2N861",
+            "limited",
+        )
+    ]
+    outcome = migrate_file("requirements.txt", b"torch\ntorchtext\n", "2.8.0")
+    assert outcome.new_bytes == b"torch==2.8.0\ntorch_npu==2.8.0.post4\ntorchtext\n"
+    tip = (
+        "no torchtext release pairs with torch 2.8.0: the last, torchtext==0.18.0, pairs with torch "
+        "2.3.1: replace what the code uses of it (datasets, vocab, tokenizers), or migrate for torch "
+        "2.3.1 (-v 2.3.1)"
+    )
+    assert reported(outcome) == [(2, 2, "torchtext", tip, "G2N868", "unsupported")]
+    [row] = [d for d in outcome.dependencies if d.package == "torchtext"]
+    assert (row.status, row.npu_route, row.source) == (
+        "kept",
+        "none: no torchtext release pairs with torch 2.8.0",
+        "TTX",
+    )
+
+
 def test_a_disabled_pin_rule_changes_nothing():
     index = index_with(version="2.1.0", disabled=["G2N861"])
     outcome = migrate_file("requirements.txt", b"torch\n", "2.1.0", index=index)

@@ -274,6 +274,18 @@ def newest_releases() -> Dict[str, Dict[str, str]]:
     return newest
 
 
+def no_release_tip(pair: dict, companions: Dict[str, dict]) -> dict:
+    """What to do with torchtext where no release of it pairs with the torch version."""
+    if pair["torchtext"] != "none":
+        return {}
+    last = max((v for v in companions if companions[v]["torchtext"] != "none"), key=_version_key)
+    release = companions[last]["torchtext"]
+    return {
+        "no_release_tip": f"the last, torchtext=={release}, pairs with torch {last}: replace what the code "
+        f"uses of it (datasets, vocab, tokenizers), or migrate for torch {last} (-v {last})"
+    }
+
+
 def torch_npu_pin_rules() -> List[dict]:
     newest = newest_releases()
     companions = {row["torch"]: row for row in read_csv("torch_companion_versions.csv")}
@@ -287,8 +299,10 @@ def torch_npu_pin_rules() -> List[dict]:
             "cann": release["cann"],
             "torchvision": pair["torchvision"],
             "torchaudio": pair["torchaudio"],
+            "torchtext": pair["torchtext"],
+            **no_release_tip(pair, companions),
             "note": f"newest torch_npu for torch {version}: branch {release['torch_npu_branch']} (REL); "
-            f"torchvision/torchaudio: {pair['source']}",
+            f"torchvision/torchaudio/torchtext: {pair['source']}",
             "examples": [
                 {
                     "before": "torch>=1.11  # the framework\nnumpy\n",

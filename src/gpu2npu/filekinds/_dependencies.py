@@ -1,6 +1,6 @@
 """The dependency plan, shared by the dependency file kinds (requirements, conda-env, packaging)
 and setup.py: reading one requirement as written, the torch pin and the torch_npu release that
-goes with it (TorchNpuPinRule), the torchvision / torchaudio releases that pair with it, the
+goes with it (TorchNpuPinRule), the torchvision / torchaudio / torchtext releases that pair with it, the
 CUDA-only packages (DependencyRule) and the package sources that serve CUDA builds
 (PackageSourceRule).
 
@@ -20,12 +20,13 @@ from typing import Any, Dict, List, Optional, Tuple
 from urllib.parse import unquote
 
 from gpu2npu.filekinds.base import LIMITED, UNSUPPORTED, PlannedDependency, Reported
+from gpu2npu.rules.kinds.torch_npu_pin import NO_RELEASE
 from gpu2npu.versions import known_versions, version_key
 
 TORCH, TORCH_NPU = "torch", "torch-npu"  # normalised names
 NPU_PACKAGE = "torch_npu"  # the name written when it is added
 TO_INSTALL = "to install"  # a dependency plan's status for a package no requirement file lists (line 0)
-COMPANIONS = ("torchvision", "torchaudio")
+COMPANIONS = ("torchvision", "torchaudio", "torchtext")
 CONDA_TORCH = "pytorch"  # conda's name of torch
 PIN_KIND, DEPENDENCY_KIND, SOURCE_KIND = "TorchNpuPinRule", "DependencyRule", "PackageSourceRule"
 RANGE_KIND = "TorchRangeRule"
@@ -544,13 +545,16 @@ class _Planner:
             rule=self.pin.id,
         )
 
-    # torchvision, torchaudio
+    # torchvision, torchaudio, torchtext
 
     def companion(self, item: Written) -> None:
         requirement = item.requirement
         key = requirement.key
         pair = self.pin[key]
         if not pair:
+            return
+        if pair == NO_RELEASE:
+            self.companion_without_release(item)
             return
         action = "install after torch, from the same index (the CPU build)"
         fits = not requirement.url and (not requirement.spec or allows(requirement.spec, pair))
@@ -568,6 +572,28 @@ class _Planner:
                 npu_route=f"{key}=={pair} (pairs with torch {self.target})",
                 action=action,
                 source="PTV",
+                rule=self.pin.id,
+            )
+        )
+
+    def companion_without_release(self, item: Written) -> None:
+        """torchtext for a torch no release of it pairs with: kept, and reported (pip finds none
+        that loads: its C++ extension is built for one torch release)."""
+        requirement = item.requirement
+        key = requirement.key
+        tip = f"no {key} release pairs with torch {self.target}"
+        tip += f": {self.pin['no_release_tip']}" if self.pin["no_release_tip"] else ""
+        self.report(item, requirement.written, tip, self.pin.id, UNSUPPORTED)
+        self.plan.dependencies.append(
+            PlannedDependency(
+                install_order=3,
+                package=key,
+                requirement=requirement.written,
+                line=item.line,
+                status="kept",
+                npu_route=f"none: no {key} release pairs with torch {self.target}",
+                action=tip,
+                source="TTX",
                 rule=self.pin.id,
             )
         )
