@@ -337,3 +337,40 @@ def test_an_f_string_without_fields_is_named_like_the_plain_literal():
         (6, 'replace string f"cuda" with DEVICE_TYPE'),
         (11, 'replace string f"cuda" with ACCELERATOR'),
     ]
+
+
+AUTOCAST_BY_POSITION = (
+    "import torch\n"
+    "from torch.cuda import amp\n\n\n"
+    "def forward(net, x, use_amp):\n"
+    "    with amp.autocast(use_amp):\n"
+    "        return net(x)\n\n\n"
+    "def forward_args(net, x, args):\n"
+    "    with torch.cuda.amp.autocast(*args):\n"
+    "        return net(x)\n"
+)
+
+
+def test_autocast_given_its_flag_by_position_gets_it_as_enabled_and_runs(tmp_path):
+    """yolov9's ``torch.cuda.amp.autocast(amp)``: torch.autocast's second parameter is dtype, so
+    ``torch.autocast(DEVICE_TYPE, amp)`` raised TypeError at the first forward, amp on or off."""
+    result = migrate_source(AUTOCAST_BY_POSITION.encode(), portable_index("2.8.0"), path="train.py")
+    new = result.new_bytes.decode()
+    assert "    with torch.autocast(DEVICE_TYPE, enabled=use_amp):\n" in new
+    assert "    with torch.autocast(DEVICE_TYPE, *args):\n" in new
+    assert [(k.line, k.works, k.tip) for k in result.kept if k.rule_id == "G2N910"] == [
+        (
+            11,
+            False,
+            "positional arguments through *args: pass them by keyword (enabled, dtype, cache_enabled)",
+        )
+    ]
+    require_torch()
+    (tmp_path / "train.py").write_text(new)
+    program = "import torch, train\nnet = torch.nn.Linear(2, 2)\nx = torch.ones(1, 2)\n" + "".join(
+        f"print(train.forward(net, x, {flag}).dtype)\n" for flag in (True, False)
+    )
+    ran = subprocess.run(
+        [sys.executable, "-c", program], cwd=tmp_path, capture_output=True, text=True, env=plain_env()
+    )
+    assert (ran.returncode, ran.stdout) == (0, "torch.bfloat16\ntorch.float32\n"), ran.stderr
