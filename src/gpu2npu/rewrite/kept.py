@@ -1,7 +1,8 @@
 """What of a file the rules keep as it is, decided on the stdlib ast before the rewrite pass:
 calls whose result is read where the NPU gives nothing usable (reads), the CUDA tests before
 CUDA-only code (guards, which count the kept calls as CUDA-only), device strings compared
-with data (compared), and wrappers whose attribute the file reads (wrappers). The pass leaves
+with data (compared), wrappers whose attribute the file reads (wrappers), and collectives of a
+dtype the NPU refuses (reductions). The pass leaves
 each as it is and the reports list it."""
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from gpu2npu.rewrite.compared import kept_compared_strings
 from gpu2npu.rewrite.guards import kept_guards
 from gpu2npu.rewrite.kept_strings import kept_argument_strings, kept_member_strings, kept_peer_strings
 from gpu2npu.rewrite.reads import kept_reads
+from gpu2npu.rewrite.reductions import kept_reductions
 from gpu2npu.rewrite.string_names import literal_rewritten
 from gpu2npu.rewrite.wrappers import kept_wrappers
 from gpu2npu.rules.index import RuleIndex
@@ -50,6 +52,11 @@ def file_kept(
         f"'{p}".encode() in data or f'"{p}'.encode() in data for _, p in index.peer_strings.pairs
     ):
         kept += kept_peer_strings(tree, index.peer_strings, literal_rewritten(index))
+    if index.reduced_dtypes and any(
+        _mentions(data, c) for rule in index.reduced_dtypes for c in rule["collectives"]
+    ):
+        imports = imports if imports is not None else file_imports(tree)
+        kept += kept_reductions(tree, imports, index)
     if index.compared_strings and index.needs_rewrite(data):
         imports = imports if imports is not None else file_imports(tree)
         for rule in index.compared_strings:

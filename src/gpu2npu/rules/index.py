@@ -289,6 +289,9 @@ class RuleIndex:
         default_factory=dict
     )  # call -> (reads, rule id)
     compared_strings: Tuple[ComparedStrings, ...] = ()
+    reduced_dtypes: List[Rule] = field(default_factory=list)  # ReducedDtypeRule
+    # DeviceDtypeRule: call key -> (positional parameters, dtypes it changes where made on the device)
+    device_dtype_calls: Dict[str, Tuple[Tuple[str, ...], FrozenSet[str]]] = field(default_factory=dict)
     # library helpers whose call edits also apply through a project module that re-exports them
     # (yolov5's ``from ultralytics.utils.torch_utils import autocast as smart_amp_autocast``)
     reexported_edits: Dict[str, List[CallEdit]] = field(default_factory=dict)

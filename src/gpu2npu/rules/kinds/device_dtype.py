@@ -46,6 +46,10 @@ class DeviceDtype(RuleKind):
     def compile(self, rule, index):
         for func_name in rule["func_names"]:
             index.add_call_edit(call_key(func_name), rule, self.apply)
+            index.device_dtype_calls[call_key(func_name)] = (
+                tuple(rule["parameters"]),
+                frozenset(rule["dtypes"]),
+            )
 
     def trigger_words(self, rule):
         return {last(dtype) for dtype in rule["dtypes"]}

@@ -1,0 +1,130 @@
+"""Which collectives of a file reduce a tensor in a dtype the NPU's collective library refuses
+(ReducedDtypeRule): ``t = torch.tensor(..., dtype=torch.float64, device='cuda')`` then
+``dist.all_reduce(t)`` in the same function. Read on the stdlib ast before the rewrite pass; the
+call is kept and reported as failing."""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Dict, List, Optional, Tuple
+
+from gpu2npu.rewrite.changes import Kept
+from gpu2npu.source.imports import qualify
+from gpu2npu.source.names import dotted
+from gpu2npu.source.parse import module_nodes
+
+_DEVICE_TEXT = re.compile(r"^(cuda|npu)(:|$)")
+
+
+def kept_reductions(tree: ast.AST, imports: Dict[str, str], index) -> List[Kept]:
+    found: List[Kept] = []
+    for rule in index.reduced_dtypes:
+        collectives = frozenset(rule["collectives"])
+        for scope in _scopes(tree):
+            made = _names_made_in(scope, imports, rule, index)
+            if made:
+                found += _reductions_of(scope, imports, collectives, made, rule)
+    return sorted(set(found))
+
+
+def _scopes(tree: ast.AST):
+    """The module and every function: the tensor is bound and reduced in the same one."""
+    yield tree
+    for node in module_nodes(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield node
+
+
+def _own_nodes(scope: ast.AST):
+    """The nodes of a scope, not of the functions and classes inside it."""
+    todo = list(ast.iter_child_nodes(scope))
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        yield node
+        todo.extend(ast.iter_child_nodes(node))
+
+
+def _names_made_in(scope: ast.AST, imports, rule, index) -> Dict[str, Tuple[int, str]]:
+    """Name -> (line, dtype) for the names the scope binds to an expression in a refused dtype."""
+    made: Dict[str, Tuple[int, str]] = {}
+    for node in _own_nodes(scope):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            dtype = _refused_dtype(node.value, imports, rule, index)
+            if dtype:
+                made[node.targets[0].id] = (node.lineno, dtype)
+    return made
+
+
+def _refused_dtype(value: ast.AST, imports, rule, index) -> str:
+    """The refused dtype an expression makes its tensor in, or ''."""
+    dtypes = set(rule["dtypes"])
+    for node in ast.walk(value):
+        if isinstance(node, ast.Call):
+            if _made_otherwise(node, imports, index):
+                return ""
+            if isinstance(node.func, ast.Attribute) and node.func.attr in rule["methods"] and not node.args:
+                return f"torch.Tensor.{node.func.attr}"
+        if isinstance(node, (ast.Attribute, ast.Name)):
+            name = qualify(dotted(node) or "", imports)
+            if name in dtypes:
+                return name
+    return ""
+
+
+def _made_otherwise(call: ast.Call, imports, index) -> bool:
+    """Whether ``migrate --optimize`` (DeviceDtypeRule) gives this call another dtype: it writes
+    out that it makes the tensor on the device."""
+    func = call.func
+    key = "." + func.attr if isinstance(func, ast.Attribute) else ""
+    entry = index.device_dtype_calls.get(
+        qualify(dotted(func) or "", imports)
+    ) or index.device_dtype_calls.get(key)
+    if entry is None:
+        return False
+    parameters, _ = entry
+    device = _argument(call, parameters, "device")
+    return device is not None and _names_the_device(device, imports)
+
+
+def _argument(call: ast.Call, parameters, name: str) -> Optional[ast.AST]:
+    for keyword in call.keywords:
+        if keyword.arg == name:
+            return keyword.value
+    if name in parameters and parameters.index(name) < len(call.args):
+        return call.args[parameters.index(name)]
+    return None
+
+
+def _names_the_device(value: ast.AST, imports) -> bool:
+    if isinstance(value, ast.Constant) and isinstance(value.value, str):
+        return bool(_DEVICE_TEXT.match(value.value))
+    if isinstance(value, ast.JoinedStr) and value.values:
+        first = value.values[0]
+        return isinstance(first, ast.Constant) and bool(_DEVICE_TEXT.match(str(first.value)))
+    if isinstance(value, ast.Call) and qualify(dotted(value.func) or "", imports) == "torch.device":
+        return bool(value.args) and _names_the_device(value.args[0], imports)
+    return False
+
+
+def _reductions_of(scope, imports, collectives, made, rule) -> List[Kept]:
+    found = []
+    for node in _own_nodes(scope):
+        if not isinstance(node, ast.Call):
+            continue
+        name = qualify(dotted(node.func) or "", imports)
+        tensor = (
+            node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "tensor"), None)
+        )
+        if name not in collectives or not isinstance(tensor, ast.Name) or tensor.id not in made:
+            continue
+        line, dtype = made[tensor.id]
+        if line > node.lineno:
+            continue
+        tip = f"{tensor.id} is {dtype} (line {line}): {rule['tip']}"
+        found.append(
+            Kept(node.func.lineno, name, node.func.end_lineno or node.lineno, name, rule.id, tip=tip)
+        )
+    return found
