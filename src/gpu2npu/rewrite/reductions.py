@@ -59,7 +59,10 @@ def _names_made_in(scope: ast.AST, imports, rule, index) -> Dict[str, Tuple[int,
 
 
 def _refused_dtype(value: ast.AST, imports, rule, index) -> str:
-    """The refused dtype an expression makes its tensor in, or ''."""
+    """The refused dtype an expression makes its tensor in on a device, or '' (a tensor on the
+    CPU may be reduced in a gloo group, which takes every dtype)."""
+    if not _on_a_device(value):
+        return ""
     dtypes = set(rule["dtypes"])
     for node in ast.walk(value):
         if isinstance(node, ast.Call):
@@ -72,6 +75,22 @@ def _refused_dtype(value: ast.AST, imports, rule, index) -> str:
             if name in dtypes:
                 return name
     return ""
+
+
+def _on_a_device(value: ast.AST) -> bool:
+    """Whether an expression puts its tensor on a device: a ``device`` argument other than a CPU
+    string, or a move (``.cuda()``, ``.to(...)``, ``.npu()``)."""
+    for node in ast.walk(value):
+        if not isinstance(node, ast.Call):
+            continue
+        if isinstance(node.func, ast.Attribute) and node.func.attr in ("cuda", "npu", "to"):
+            return True
+        for keyword in node.keywords:
+            if keyword.arg == "device" and not (
+                isinstance(keyword.value, ast.Constant) and str(keyword.value.value).startswith("cpu")
+            ):
+                return True
+    return False
 
 
 def _made_otherwise(call: ast.Call, imports, index) -> bool:
