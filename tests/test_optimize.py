@@ -92,6 +92,41 @@ def test_no_fused_optimizer_where_the_project_prepares_optimizers_with_accelerat
     assert all(why in row[4] for row in optimizers)
 
 
+def test_no_fused_optimizer_where_the_project_sets_a_gradient_to_none(tmp_path):
+    """SwAV sets its prototypes' .grad to None for the first iterations: a fused optimizer
+    combines the parameters that have a gradient at its first step, once, so they were never
+    updated. Every optimizer call of the project stays, reported with the reason."""
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj" / "freeze.py").write_text(
+        "def freeze(model):\n    for name, p in model.named_parameters():\n"
+        "        if 'prototypes' in name:\n            p.grad = None\n"
+    )
+    result, tree = migrated(tmp_path, "--optimize")
+    assert result.returncode == 0, result.stderr
+    assert "sgd = torch.optim.SGD(model.parameters(), lr=0.1)\n" in (tree / "train.py").read_text()
+    kept = rows(tree / "transplant_result_file" / "unsupported_api.csv")
+    optimizers = [row for row in kept if row[-1].startswith("rules:G2N200")]
+    assert [(row[1], row[3]) for row in optimizers] == [
+        ("6", "torch.optim.SGD"),
+        ("7", "torch.optim.AdamW"),
+        ("8", "torch.optim.Adam"),
+    ]
+    why = "or the project sets a .grad to None (SwAV's frozen prototypes)"
+    assert all(why in row[4] for row in optimizers)
+
+
+def test_a_gradient_compared_with_none_is_no_refusal(tmp_path):
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj" / "check.py").write_text(
+        "def unused(p):\n    return p.grad == None or p.grad is None\n"
+    )
+    result, tree = migrated(tmp_path, "--optimize")
+    assert result.returncode == 0, result.stderr
+    assert (
+        "sgd = torch_npu.optim.NpuFusedSGD(model.parameters(), lr=0.1)\n" in (tree / "train.py").read_text()
+    )
+
+
 def test_the_cli_applies_the_safe_optimizations_and_reports_each(tmp_path):
     result, tree = migrated(tmp_path, "--optimize")
     assert result.returncode == 0, result.stderr

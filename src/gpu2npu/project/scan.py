@@ -19,7 +19,7 @@ from gpu2npu.project.plan import COPY, PYTHON, Plan
 from gpu2npu.rewrite.device_selection import MODULE_LEVEL, device_selections
 from gpu2npu.rewrite.facts import classes_defining
 from gpu2npu.rewrite.transformer import ProjectFacts
-from gpu2npu.rules.index import REFUSED_IMPORT, RuleIndex
+from gpu2npu.rules.index import REFUSED_IMPORT, REFUSED_NONE, RuleIndex
 from gpu2npu.source.modules import (
     MAIN_GUARD,
     PROGRAM_CALLS,
@@ -256,9 +256,13 @@ def _may_import(data: bytes, module: str) -> bool:
 def _makes_refused_call(data: bytes, call: str) -> bool:
     """Whether ``data`` calls ``.method(`` passing ``keyword=`` other than a literal False (a byte
     scan: ``opt.zero_grad(set_to_none=True)``, ``zero_grad(set_to_none=not args.keep)``), or, for
-    ``import module``, may import a library that makes such calls itself (accelerate)."""
+    ``import module``, may import a library that makes such calls itself (accelerate), or, for
+    ``.attribute = None``, assigns None to such an attribute (``p.grad = None``)."""
     if call.startswith(REFUSED_IMPORT):
         return _may_import(data, call[len(REFUSED_IMPORT) :])
+    if call.endswith(REFUSED_NONE):  # .grad = None
+        attribute = re.escape(call[1 : -len(REFUSED_NONE)].encode())
+        return re.search(rb"\.%s\s*=\s*None\b" % attribute, data) is not None
     method, keyword = call[:-1].split("(")
     pattern = rb"\b%s\s*\([^()]*(?:\([^()]*\)[^()]*)*\b%s\s*=\s*(?!False\b)" % (
         method.encode(),

@@ -12,7 +12,9 @@ other call keeps ``old_name`` and is reported with the rule's tip. So does every
 Python file of the project calls a method of ``refuses`` (``zero_grad(set_to_none)``) with that
 keyword other than a literal False: new_name raises there (torch_npu's fused optimizers refuse
 ``set_to_none=True``); and so does every call where a file imports a library of ``refuses``
-(``import accelerate``: its prepared optimizers call ``zero_grad(set_to_none=True)``). Only
+(``import accelerate``: its prepared optimizers call ``zero_grad(set_to_none=True)``), and every
+call where a file assigns None to an attribute of ``refuses`` (``.grad = None``: a fused optimizer
+combines the parameters that have a gradient at its first step, once). Only
 calls change: a subclass or an ``isinstance`` of ``old_name`` keeps its meaning.
 
 Like every rule of rules/optimize, each says in ``optimization`` what kind of optimization it is
@@ -39,14 +41,16 @@ import re
 
 import libcst as cst
 
-from gpu2npu.rules.index import REFUSED_IMPORT
+from gpu2npu.rules.index import REFUSED_IMPORT, REFUSED_NONE
 from gpu2npu.rules.kind import RuleKind
 from gpu2npu.rules.kinds._common import check_names, dotted_name, is_expression, name_subject
 from gpu2npu.rules.model import Field
 from gpu2npu.source.arguments import append_keyword, delete_argument, keyword_index, passed_parameters
 from gpu2npu.source.names import dotted_expression
 
-REFUSED = re.compile(rf"^(?:[A-Za-z_]\w*\([A-Za-z_]\w*\)|{REFUSED_IMPORT}[A-Za-z_][\w.]*)$")
+REFUSED = re.compile(
+    rf"^(?:[A-Za-z_]\w*\([A-Za-z_]\w*\)|{REFUSED_IMPORT}[A-Za-z_][\w.]*|\.[A-Za-z_]\w*{REFUSED_NONE})$"
+)
 
 
 class OptimizeCall(RuleKind):
@@ -84,8 +88,8 @@ class OptimizeCall(RuleKind):
             return "'fixed' names parameters new_name lacks, not parameters of 'keywords'"
         if not all(isinstance(call, str) and REFUSED.match(call) for call in fields["refuses"]):
             return (
-                "'refuses' must list method(keyword) calls, such as zero_grad(set_to_none), or "
-                "'import module', such as 'import accelerate'"
+                "'refuses' must list method(keyword) calls, such as zero_grad(set_to_none), "
+                "'import module', such as 'import accelerate', or '.attribute = None', such as '.grad = None'"
             )
         values = [*(fields["fixed"] or {}).values(), *(fields["defaults"] or {}).values()]
         if not all(isinstance(value, str) and is_expression(value) for value in values):
