@@ -504,3 +504,21 @@ def test_an_optional_import_of_a_cuda_only_library_is_limited_not_unsupported(tm
     assert check.returncode == 1
     errors = [f["line"] for f in json.loads(check.stdout)["findings"] if f["severity"] == "error"]
     assert errors == [14, 18, 22, 24]
+
+
+def test_apex_amp_through_an_imported_apex_and_larc_are_limits_not_failures(tmp_path):
+    """swav: ``import apex`` then ``apex.amp.initialize`` had no row (only ``from apex import amp``
+    had one); ``apex.parallel.LARC``, a Python optimizer wrapper the Ascend build of apex adapts,
+    was reported as apex's CUDA DistributedDataParallel and failed check (simsiam)."""
+    assert unsupported_rows(
+        tmp_path,
+        "main.py",
+        "import torch\nimport apex\nfrom apex.parallel.LARC import LARC\n\n"
+        "model, opt = apex.amp.initialize(model, opt, opt_level='O1')\n"
+        "opt = LARC(optimizer=opt, trust_coefficient=0.001, clip=False)\n"
+        "model = apex.parallel.convert_syncbn_model(model)\n",
+    ) == [
+        ("3", "apex.parallel.LARC", "rules:G2N175"),
+        ("5", "apex.amp", "rules:G2N055"),
+        ("7", "apex.parallel", "rules:G2N051"),
+    ]
