@@ -67,15 +67,35 @@ def rows(path):
         return list(csv.reader(handle))[1:]
 
 
-def test_no_fused_optimizer_where_the_project_prepares_optimizers_with_accelerate(tmp_path):
-    """DALLE2's trainers hand their optimizers to accelerate, whose zero_grad passes
-    set_to_none=True, which torch_npu's fused optimizers refuse (ValueError at the first step):
-    every optimizer call of the project stays, reported with the reason."""
+ACCELERATE = (
+    "from accelerate import Accelerator\n\n\ndef prepare(model, optimizer):\n"
+    "    return Accelerator().prepare(model, optimizer)\n"
+)
+FREEZES = (
+    "def freeze(model):\n    for name, p in model.named_parameters():\n"
+    "        if 'prototypes' in name:\n            p.grad = None\n"
+)
+
+
+@pytest.mark.parametrize(
+    "name,code,why",
+    [
+        # DALLE2's trainers hand their optimizers to accelerate, whose zero_grad passes
+        # set_to_none=True, which torch_npu's fused optimizers refuse (ValueError at the first step)
+        (
+            "trainer.py",
+            ACCELERATE,
+            "or imports accelerate (whose prepared optimizers call zero_grad(set_to_none=True))",
+        ),
+        # SwAV sets its prototypes' .grad to None for the first iterations: a fused optimizer
+        # combines the parameters that have a gradient at its first step, once (never updated)
+        ("freeze.py", FREEZES, "or the project sets a .grad to None (SwAV's frozen prototypes)"),
+    ],
+)
+def test_no_fused_optimizer_where_the_project_does_what_they_refuse(tmp_path, name, code, why):
+    """Every optimizer call of the project stays, reported with the reason."""
     (tmp_path / "proj").mkdir()
-    (tmp_path / "proj" / "trainer.py").write_text(
-        "from accelerate import Accelerator\n\n\ndef prepare(model, optimizer):\n"
-        "    return Accelerator().prepare(model, optimizer)\n"
-    )
+    (tmp_path / "proj" / name).write_text(code)
     result, tree = migrated(tmp_path, "--optimize")
     assert result.returncode == 0, result.stderr
     text = (tree / "train.py").read_text()
@@ -88,30 +108,6 @@ def test_no_fused_optimizer_where_the_project_prepares_optimizers_with_accelerat
         ("7", "torch.optim.AdamW", "rules:G2N2003"),
         ("8", "torch.optim.Adam", "rules:G2N2002"),
     ]
-    why = "or imports accelerate (whose prepared optimizers call zero_grad(set_to_none=True))"
-    assert all(why in row[4] for row in optimizers)
-
-
-def test_no_fused_optimizer_where_the_project_sets_a_gradient_to_none(tmp_path):
-    """SwAV sets its prototypes' .grad to None for the first iterations: a fused optimizer
-    combines the parameters that have a gradient at its first step, once, so they were never
-    updated. Every optimizer call of the project stays, reported with the reason."""
-    (tmp_path / "proj").mkdir()
-    (tmp_path / "proj" / "freeze.py").write_text(
-        "def freeze(model):\n    for name, p in model.named_parameters():\n"
-        "        if 'prototypes' in name:\n            p.grad = None\n"
-    )
-    result, tree = migrated(tmp_path, "--optimize")
-    assert result.returncode == 0, result.stderr
-    assert "sgd = torch.optim.SGD(model.parameters(), lr=0.1)\n" in (tree / "train.py").read_text()
-    kept = rows(tree / "transplant_result_file" / "unsupported_api.csv")
-    optimizers = [row for row in kept if row[-1].startswith("rules:G2N200")]
-    assert [(row[1], row[3]) for row in optimizers] == [
-        ("6", "torch.optim.SGD"),
-        ("7", "torch.optim.AdamW"),
-        ("8", "torch.optim.Adam"),
-    ]
-    why = "or the project sets a .grad to None (SwAV's frozen prototypes)"
     assert all(why in row[4] for row in optimizers)
 
 

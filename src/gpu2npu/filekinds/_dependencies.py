@@ -562,19 +562,8 @@ class _Planner:
             action = f"require {key}=={pair} instead, installed after torch from the same index"
             tip = f"{requirement.written} does not pair with torch {self.target}: require {key}=={pair}"
             self.report(item, requirement.written, tip, self.pin.id)
-        self.plan.dependencies.append(
-            PlannedDependency(
-                install_order=3,
-                package=key,
-                requirement=requirement.written,
-                line=item.line,
-                status="works" if fits else "kept",
-                npu_route=f"{key}=={pair} (pairs with torch {self.target})",
-                action=action,
-                source="PTV",
-                rule=self.pin.id,
-            )
-        )
+        route = f"{key}=={pair} (pairs with torch {self.target})"
+        self.companion_row(item, "works" if fits else "kept", route, action, "PTV")
 
     def companion_without_release(self, item: Written) -> None:
         """torchtext for a torch no release of it pairs with: kept, and reported (pip finds none
@@ -584,16 +573,19 @@ class _Planner:
         tip = f"no {key} release pairs with torch {self.target}"
         tip += f": {self.pin['no_release_tip']}" if self.pin["no_release_tip"] else ""
         self.report(item, requirement.written, tip, self.pin.id, UNSUPPORTED)
+        self.companion_row(item, "kept", f"none: no {key} release pairs with torch {self.target}", tip, "TTX")
+
+    def companion_row(self, item: Written, status: str, route: str, action: str, source: str) -> None:
         self.plan.dependencies.append(
             PlannedDependency(
                 install_order=3,
-                package=key,
-                requirement=requirement.written,
+                package=item.requirement.key,
+                requirement=item.requirement.written,
                 line=item.line,
-                status="kept",
-                npu_route=f"none: no {key} release pairs with torch {self.target}",
-                action=tip,
-                source="TTX",
+                status=status,
+                npu_route=route,
+                action=action,
+                source=source,
                 rule=self.pin.id,
             )
         )
