@@ -6,18 +6,18 @@ stdlib ast before the rewrite pass."""
 from __future__ import annotations
 
 import ast
-from typing import Dict, Iterator, List, Set, Tuple
+from typing import Dict, List, Set, Tuple
 
 from gpu2npu.rewrite.changes import Kept
 from gpu2npu.source.imports import qualify
 from gpu2npu.source.names import dotted
-from gpu2npu.source.parse import module_nodes
+from gpu2npu.source.parse import function_scopes
 
 
 def kept_reads(tree: ast.AST, imports: Dict[str, str], table) -> List[Kept]:
     """``table``: qualified call -> (attributes whose read keeps it, rule id)."""
     found: Set[Kept] = set()
-    for scope in _scopes(tree):
+    for scope in function_scopes(tree):
         calls_bound: Dict[str, List[Tuple[ast.Call, str]]] = {}
         for node in ast.walk(scope):
             if (
@@ -50,11 +50,3 @@ def _table_call(node: ast.AST, imports: Dict[str, str], table) -> str:
         return ""
     name = qualify(dotted(node.func) or "", imports)
     return name if name in table else ""
-
-
-def _scopes(tree: ast.AST) -> Iterator[ast.AST]:
-    """The module and every function: a name bound in one is read in the same one."""
-    yield tree
-    for node in module_nodes(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            yield node

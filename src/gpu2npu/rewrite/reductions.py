@@ -6,34 +6,24 @@ call is kept and reported as failing."""
 from __future__ import annotations
 
 import ast
-import re
 from typing import Dict, List, Optional, Tuple
 
 from gpu2npu.rewrite.changes import Kept
+from gpu2npu.rules.kinds.device_dtype import DEVICE_TEXT
 from gpu2npu.source.imports import qualify
 from gpu2npu.source.names import dotted
-from gpu2npu.source.parse import module_nodes
-
-_DEVICE_TEXT = re.compile(r"^(cuda|npu)(:|$)")
+from gpu2npu.source.parse import function_scopes
 
 
 def kept_reductions(tree: ast.AST, imports: Dict[str, str], index) -> List[Kept]:
     found: List[Kept] = []
     for rule in index.reduced_dtypes:
         collectives = frozenset(rule["collectives"])
-        for scope in _scopes(tree):
+        for scope in function_scopes(tree):
             made = _names_made_in(scope, imports, rule, index)
             if made:
                 found += _reductions_of(scope, imports, collectives, made, rule)
     return sorted(set(found))
-
-
-def _scopes(tree: ast.AST):
-    """The module and every function: the tensor is bound and reduced in the same one."""
-    yield tree
-    for node in module_nodes(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            yield node
 
 
 def _own_nodes(scope: ast.AST):
@@ -119,10 +109,10 @@ def _argument(call: ast.Call, parameters, name: str) -> Optional[ast.AST]:
 
 def _names_the_device(value: ast.AST, imports) -> bool:
     if isinstance(value, ast.Constant) and isinstance(value.value, str):
-        return bool(_DEVICE_TEXT.match(value.value))
+        return bool(DEVICE_TEXT.match(value.value))
     if isinstance(value, ast.JoinedStr) and value.values:
         first = value.values[0]
-        return isinstance(first, ast.Constant) and bool(_DEVICE_TEXT.match(str(first.value)))
+        return isinstance(first, ast.Constant) and bool(DEVICE_TEXT.match(str(first.value)))
     if isinstance(value, ast.Call) and qualify(dotted(value.func) or "", imports) == "torch.device":
         return bool(value.args) and _names_the_device(value.args[0], imports)
     return False

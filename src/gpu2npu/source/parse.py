@@ -154,3 +154,11 @@ def _syntax_problem(data: bytes, exc: cst.ParserSyntaxError) -> str:
 
 def count_lines(data: bytes) -> int:
     return data.count(b"\n")
+
+
+def function_scopes(tree: ast.AST) -> Iterator[ast.AST]:
+    """The module and every function of it: the scopes a name is bound and read in."""
+    yield tree
+    for node in module_nodes(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield node

@@ -26,7 +26,7 @@ from gpu2npu.rules.model import Field
 from gpu2npu.source.arguments import find_argument, replace_value
 from gpu2npu.source.names import dotted_expression
 
-_DEVICE_TEXT = re.compile(r"^(cuda|npu)(:|$)")
+DEVICE_TEXT = re.compile(r"^(cuda|npu)(:|$)")
 
 
 class DeviceDtype(RuleKind):
@@ -83,10 +83,10 @@ def _names_the_device(value: cst.BaseExpression, ctx) -> bool:
     """Whether ``value`` is written as a CUDA or NPU device: a string, an f-string starting with
     one, or ``torch.device`` of either."""
     if isinstance(value, cst.SimpleString):
-        return isinstance(value.evaluated_value, str) and bool(_DEVICE_TEXT.match(value.evaluated_value))
+        return isinstance(value.evaluated_value, str) and bool(DEVICE_TEXT.match(value.evaluated_value))
     if isinstance(value, cst.FormattedString) and value.parts:
         first = value.parts[0]
-        return isinstance(first, cst.FormattedStringText) and bool(_DEVICE_TEXT.match(first.value))
+        return isinstance(first, cst.FormattedStringText) and bool(DEVICE_TEXT.match(first.value))
     if isinstance(value, cst.Call) and value.args and ctx.qualified_name(value.func) == "torch.device":
         return value.args[0].keyword is None and _names_the_device(value.args[0].value, ctx)
     return False
