@@ -9,7 +9,7 @@ import ast
 from typing import Dict, List, Optional, Tuple
 
 from gpu2npu.rewrite.changes import Kept
-from gpu2npu.rules.kinds.device_dtype import DEVICE_TEXT
+from gpu2npu.rules.index import DEVICE_TEXT
 from gpu2npu.source.imports import qualify
 from gpu2npu.source.names import dotted
 from gpu2npu.source.parse import function_scopes

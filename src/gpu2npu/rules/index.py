@@ -34,6 +34,8 @@ STRING_MATCHES = ("exact", "device", "prefix", "substring")
 TENSOR = "torch.Tensor."
 # A refused call a library makes itself, wherever the project imports it: "import accelerate".
 REFUSED_IMPORT = "import "
+# A CUDA or NPU device as a call writes it out: 'cuda', 'npu:0', f'cuda:{rank}' (DeviceDtypeRule).
+DEVICE_TEXT = re.compile(r"^(cuda|npu)(:|$)")
 # A refused assignment of None to an attribute: ".grad = None".
 REFUSED_NONE = " = None"
 

@@ -16,17 +16,14 @@ literal naming a CUDA or NPU device (``'cuda'``, ``'npu:0'``, ``f'cuda:{rank}'``
 
 from __future__ import annotations
 
-import re
-
 import libcst as cst
 
+from gpu2npu.rules.index import DEVICE_TEXT
 from gpu2npu.rules.kind import RuleKind
 from gpu2npu.rules.kinds._common import call_key, check_names, last, listed_names
 from gpu2npu.rules.model import Field
 from gpu2npu.source.arguments import find_argument, replace_value
 from gpu2npu.source.names import dotted_expression
-
-DEVICE_TEXT = re.compile(r"^(cuda|npu)(:|$)")
 
 
 class DeviceDtype(RuleKind):
