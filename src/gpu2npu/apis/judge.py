@@ -309,8 +309,10 @@ def api_reports(
     """``kept``: (file, kept CUDA test) pairs, the tests the migration leaves as they are."""
     calls = sorted(calls)
     judge = ApiJudge(index, KnowledgeBase.load(), ops, extensions)
+    kept_rows = {_kept_row(file, guard, index) for file, guard in kept}
+    covered = {(row.file, row.start_line, row.op) for row in kept_rows}  # a kept row says more of its call
     rows = {row for row in (judge.row(site) for site in calls) if row is not None}
-    rows = sorted(rows | {_kept_row(file, guard, index) for file, guard in kept})
+    rows = sorted({row for row in rows if (row.file, row.start_line, row.op) not in covered} | kept_rows)
     unsupported = [row for row in rows if row.status != UNKNOWN]
     unknown = [row for row in rows if row.status == UNKNOWN]
     precision = [_advice_tuple(r) for r in advice.precision_rows(calls)]

@@ -35,7 +35,8 @@ as they are and the reports list them.
 from __future__ import annotations
 
 import ast
-from typing import Dict, FrozenSet, Iterator, List, NamedTuple, Optional, Set, Tuple
+from dataclasses import replace
+from typing import Dict, FrozenSet, Iterable, Iterator, List, NamedTuple, Optional, Set, Tuple
 
 from gpu2npu.rewrite.changes import STRING, Kept
 from gpu2npu.rewrite.compared import literal_numbers
@@ -65,6 +66,7 @@ def kept_guards(
     modules = index.cuda_only_modules() | set(cuda_modules)
     cuda_only = CudaOnly(tree, imports, index, modules, kept_calls)
     rule_id = next(iter(index.guard_tests.values()), "")
+    rule = index.rules_by_id.get(rule_id, {})
     rewritten = literal_rewritten(index)
     aliases = _test_aliases(tree, imports, index.guard_tests)
     branchings = []
@@ -82,27 +84,37 @@ def kept_guards(
     kept_reads: Set[int] = set()  # the names read in the tests of kept branchings
     chosen: Set[Alias] = set()
     paths: List[ast.AST] = []  # the code that runs only where a kept test says CUDA
+    skipped: List[ast.AST] = []  # ... where the test says which side that is
     while True:
         for node, after, tests, devices, read in branchings:
             if id(node) not in kept_nodes and any(cuda_only.used_in(part) for part in [node, *after]):
                 kept_nodes.add(id(node))
-                found.update(tests)
+                named = {name: alias.test for name, alias in aliases.get(id(node), {}).items()}
+                table = (index.guard_tests, named)
+                path = _cuda_path(node, after, imports, table, rewritten)
+                polarity = _polarity(node.test, imports, table, rewritten)
+                sided = polarity in (1, -1)
+                skips = sided and not _moves_to_npu(path, rewritten) and not _raises(node, polarity)
+                found.update(replace(test, works=True) if skips else test for test in tests)
                 literals += devices
                 selectors |= _selectors(node.test, rewritten)
                 kept_reads.update(id(n) for n in ast.walk(node.test) if isinstance(n, ast.Name))
                 chosen.update(read)
-                named = {name: alias.test for name, alias in aliases.get(id(node), {}).items()}
-                paths += _cuda_path(node, after, imports, (index.guard_tests, named), rewritten)
+                paths += path
+                skipped += path + _later_operands(node.test, imports, table, rewritten) if sided else []
         if not paths or not cuda_only.learn_attributes(tree, paths):
             break
     for alias in chosen:  # kept only where nothing else reads the name (use_cuda picking a device)
         if alias.reads <= kept_reads:
             found.update(_guard_tests(alias.test, imports, index.guard_tests))
     found.update(_short_circuit_tests(tree, imports, index.guard_tests, cuda_only, rewritten))
+    found = _strictest(found) | set(
+        _skipped_calls(skipped, imports, index, kept_calls, rule.get("guarded_tip", ""))
+    )
     if not literals and not selectors:
         return sorted(found)
     numbers = literal_numbers(tree)
-    tip = index.rules_by_id[rule_id].get("selector_tip", "") if rule_id in index.rules_by_id else ""
+    tip = rule.get("selector_tip", "")
     chosen = [(literal, False) for literal in literals]
     chosen += [(literal, True) for literal in _selector_literals(tree, selectors, rewritten)]
     for literal, selector in chosen:  # an implementation's name works as it is: a limit
@@ -235,6 +247,68 @@ def _short_circuit_tests(tree: ast.AST, imports, table, cuda_only, rewritten) ->
                 continue
             if any(cuda_only.used_in(later) for later in node.values[position + 1 :]):
                 yield from _guard_tests(value, imports, table)
+
+
+def _moves_to_npu(path: List[ast.AST], rewritten) -> bool:
+    """Whether the CUDA side of a kept test places anything on the device the migration moves to
+    the NPU (a 'cuda' literal, a ``.cuda()`` call): on NPU that side never runs, so the program would
+    not use the NPU there (``device = 'npu' if torch.cuda.is_available() and ... else 'cpu'``)."""
+    for node in (child for part in path for child in ast.walk(part)):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and rewritten(node.value):
+            return True
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == CUDA:
+            return True
+    return False
+
+
+def _raises(node: ast.AST, polarity: int) -> bool:
+    """Whether the side of a kept test that the NPU takes raises (detectron2's ``if not
+    input.is_cuda: raise NotImplementedError(...)``): there the NPU fails, not works slower."""
+    side = node.body if polarity == -1 else node.orelse
+    side = side if isinstance(side, list) else [side]
+    return any(isinstance(child, ast.Raise) for statement in side for child in ast.walk(statement))
+
+
+def _later_operands(test: ast.AST, imports, table, rewritten) -> List[ast.AST]:
+    """The operands of ``and``/``or`` chains in a test that run only where an earlier one says
+    CUDA (``torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 8``)."""
+    return [
+        later
+        for node in ast.walk(test)
+        if isinstance(node, ast.BoolOp)
+        for position, value in enumerate(node.values[:-1])
+        if _polarity(value, imports, table, rewritten) == (1 if isinstance(node.op, ast.And) else -1)
+        for later in node.values[position + 1 :]
+    ]
+
+
+def _skipped_calls(
+    skipped: List[ast.AST], imports, index: RuleIndex, kept_calls: FrozenSet[Tuple[int, str]], tip: str
+) -> Iterator[Kept]:
+    """The calls kept on CUDA (no NPU counterpart, or a read the NPU cannot give) that run only
+    where a kept test says CUDA: the NPU never makes them, so they work there as they are
+    (``if torch.cuda.is_available(): cap = torch.cuda.get_device_capability()``)."""
+    for node in (child for part in skipped for child in ast.walk(part)):
+        if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+            continue
+        name = qualify(dotted(node.func) or "", imports)
+        line = node.func.lineno
+        if (line, name) in kept_calls:
+            rule_id = index.kept_reads[name][1]
+        elif name.startswith("torch.") and index.stays_on_cuda(name):
+            rule_id = index.resolve_name(name).rule_id
+        else:
+            continue
+        yield Kept(line, name, node.func.end_lineno or line, name, rule_id, works=True, tip=tip)
+
+
+def _strictest(found: Iterable[Kept]) -> Set[Kept]:
+    """One row per kept test: where one branching keeps it as a limit and another as failing
+    (a name bound to it read in both), failing."""
+    rows: Dict[Tuple[int, str], Kept] = {}
+    for kept in sorted(found, key=lambda k: k.works):
+        rows.setdefault((kept.line, kept.key), kept)
+    return set(rows.values())
 
 
 def _cuda_path(node: ast.AST, after: List[ast.stmt], imports, table, rewritten) -> List[ast.AST]:

@@ -38,7 +38,9 @@ def file_kept(
     ):  # x.device.type == 'cuda' is a CUDA test too
         imports = imports if imports is not None else file_imports(tree)
         calls = frozenset((k.line, k.key) for k in kept)
-        kept += kept_guards(tree, imports, index, cuda_modules, calls)
+        guarded = kept_guards(tree, imports, index, cuda_modules, calls)
+        skipped = {(k.line, k.key) for k in guarded if k.works}  # a read the NPU never makes
+        kept = [k for k in kept if (k.line, k.key) not in skipped] + guarded
     if any(_mentions(data, name) for name in index.kept_wrappers):
         imports = imports if imports is not None else file_imports(tree)
         kept += kept_wrappers(tree, imports, index.kept_wrappers)

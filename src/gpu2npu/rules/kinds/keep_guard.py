@@ -7,6 +7,10 @@ instead of sending NPU tensors into CUDA kernels. The test is reported as manual
 compared with ``'cuda'`` in such a test (``x.device.type == 'cuda'``) keeps its literal too, and a
 name compared with ``'cuda'`` beside it that is no device (``impl == 'cuda'``) names an
 implementation: its ``'cuda'`` literals in the file stay, reported with ``selector_tip``.
+A kept test whose CUDA side places nothing on the device works on NPU as on any machine without
+CUDA (a limit); one whose CUDA side would use the NPU (``'npu' if torch.cuda.is_available() and
+...``) fails. A call kept on CUDA that runs only on a kept test's CUDA side is never made on NPU:
+a limit, reported with ``guarded_tip``.
 
     rules:
       KeepGuardRule:
@@ -27,6 +31,11 @@ class KeepGuard(RuleKind):
         "tip": Field(str, required=True, help="what to do about a test that is kept"),
         "selector_tip": Field(
             str, default="", help="what to say of a kept 'cuda' that names an implementation (impl='cuda')"
+        ),
+        "guarded_tip": Field(
+            str,
+            default="",
+            help="what to say of a call kept on CUDA that runs only where a kept test says CUDA",
         ),
     }
 
