@@ -20,6 +20,7 @@ TARGET = Target(
         "every_mode/config_reports.yaml",
         "every_mode/dependencies.yaml",
         "every_mode/dockerfile.yaml",
+        "every_mode/option_aliases.yaml",
         "every_mode/package_sources.yaml",
         "every_mode/shell.yaml",
     ),
