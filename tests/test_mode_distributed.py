@@ -546,9 +546,22 @@ def main():
 if __name__ == "__main__":
     main()
 """
-DEVICE_BLOCK = (
-    "import os\nLOCAL_RANK = int(os.environ.get('LOCAL_RANK', '0'))\ntorch_npu.npu.set_device(LOCAL_RANK)\n"
-)
+SPAWNS = """import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+
+def worker(gpu, world_size):
+    dist.init_process_group('nccl', init_method='tcp://localhost:58472', rank=gpu, world_size=world_size)
+    torch.cuda.set_device(gpu)
+    model = torch.nn.Linear(8, 8).cuda(gpu)
+    for epoch in range(2):
+        model(torch.ones(8).cuda(gpu)).sum().backward()
+
+
+if __name__ == "__main__":
+    mp.spawn(worker, (2,), 2)
+"""
 
 
 def already_tip(setup: str) -> str:
@@ -564,17 +577,15 @@ def already_tip(setup: str) -> str:
     [
         (
             FABRIC,
-            FABRIC.replace("import torch\n", "import torch\nimport torch_npu\n").replace(
-                "import lightning as L\n", "import lightning as L\n" + DEVICE_BLOCK
-            ),
+            FABRIC.replace("import torch\n", "import torch\nimport torch_npu\n"),
             "lightning.Fabric",
             "6",
         ),
         (
             DEEPSPEED,
-            DEEPSPEED.replace("import torch\n", "import torch\nimport torch_npu\n")
-            .replace("import deepspeed\n", "import deepspeed\n" + DEVICE_BLOCK)
-            .replace(".cuda()", ".npu()"),
+            DEEPSPEED.replace("import torch\n", "import torch\nimport torch_npu\n").replace(
+                ".cuda()", ".npu()"
+            ),
             "deepspeed.initialize",
             "8",
         ),
@@ -586,7 +597,8 @@ def test_a_script_another_framework_distributes_keeps_the_full_migration(
 ):
     result, main = one_script(tmp_path, code)
     assert result.returncode == 0, result.stderr
-    assert main.read_text() == migrated  # no DDP, no sampler, no rank-0 guard, no process group
+    # no DDP, no sampler, no rank-0 guard, no process group, and no device selected for it
+    assert main.read_text() == migrated
     assert reported(main) == [[line, line, "distributed", already_tip(setup), "supported_with_limits"]]
 
 
@@ -629,9 +641,7 @@ def test_each_framework_that_distributes_the_script_is_recognised(tmp_path, impo
     result, main = one_script(tmp_path, code)
     assert result.returncode == 0, result.stderr
     assert main.read_text() == (
-        code.replace("import torch\n", "import torch\nimport torch_npu\n", 1)
-        .replace(f"{imports}\n", f"{imports}\n{DEVICE_BLOCK}")
-        .replace(".cuda()", ".npu()")
+        code.replace("import torch\n", "import torch\nimport torch_npu\n", 1).replace(".cuda()", ".npu()")
     )
     assert reported(main) == [["5", "5", "distributed", already_tip(setup), "supported_with_limits"]]
 
@@ -717,7 +727,8 @@ def test_a_main_script_whose_imported_module_narrows_the_visible_devices_selects
 ):
     """consistency_models' ``dist_util.setup_dist`` narrows the visible devices to the MPI rank's
     card; ``set_device(LOCAL_RANK)`` at import came first (there is no LOCAL_RANK under mpiexec)
-    and voided it: every rank trained on card 0. The main script binds LOCAL_RANK only."""
+    and voided it: every rank trained on card 0. The script is distributed already: it gets no
+    device block at all (its code does not read LOCAL_RANK)."""
     project = tmp_path / "cm"
     write(
         project / "cm" / "dist_util.py",
@@ -734,16 +745,12 @@ def test_a_main_script_whose_imported_module_narrows_the_visible_devices_selects
     result, out = distributed(tmp_path, source=project, main=main)
     assert result.returncode == 0, result.stderr
     assert (out / "edm_train.py").read_text() == (
-        "import torch\nimport torch_npu\nfrom cm import dist_util\nimport os\n"
-        "LOCAL_RANK = int(os.environ.get('LOCAL_RANK', '0'))\n\ndist_util.setup_dist()\n"
+        "import torch\nimport torch_npu\nfrom cm import dist_util\n\ndist_util.setup_dist()\n"
         "model = torch.nn.Linear(2, 2).npu()\nfor epoch in range(2):\n"
         "    model(torch.ones(2).npu()).sum().backward()\n"
     )
     inserted = [row for row in rows(out / "transplant_result_file" / "change_list.csv") if row[5] == "G2N740"]
-    assert [row[4] for row in inserted] == [
-        "insert the statements that take LOCAL_RANK from the environment (not selecting it: the script "
-        "calls setup_dist of cm/dist_util.py, which selects its device, line 6)"
-    ]
+    assert inserted == []
 
 
 @pytest.mark.parametrize(
@@ -936,3 +943,16 @@ def test_a_file_saved_on_rank_0_and_read_after_is_waited_for(tmp_path):
     assert [row[3:6] for row in changes if row[4].startswith("wait")] == [
         ["INSERT", "wait for rank 0's file (torch.distributed.barrier())", "G2N743"]
     ]
+
+
+def test_a_script_that_spawns_its_own_workers_gets_no_device_selected_in_the_parent(tmp_path):
+    """barlowtwins and YOLOX start their workers themselves: a device selected at import would
+    claim NPU 0 in the parent, and a forked worker could not use the NPU at all."""
+    result, main = one_script(tmp_path, SPAWNS)
+    assert result.returncode == 0, result.stderr
+    assert main.read_text() == (
+        SPAWNS.replace("import torch\n", "import torch\nimport torch_npu\n", 1)
+        .replace("'nccl'", "'hccl'")
+        .replace("torch.cuda.set_device", "torch.npu.set_device")
+        .replace(".cuda(gpu)", ".npu(gpu)")
+    )

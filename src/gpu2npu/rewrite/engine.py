@@ -62,9 +62,12 @@ def migrate_source(
     if index.distributed is not None and entry and not result.skipped:
         result, already = _distributed(data, result, index.distributed, project, path)
     if index.device_block is not None and not result.skipped:
+        # a script distributed already selects its device and joins its group itself (YOLOX forks
+        # its workers after the parent chose none): it binds the name only where its code uses it
         block = index.device_block
-        statements = block.entry_statements if not already else ()
-        result = _with_device_block(data, result, block, entry, project, path, statements)
+        result = _with_device_block(
+            data, result, block, entry and not already, project, path, block.entry_statements
+        )
     return result
 
 
