@@ -2,21 +2,34 @@
 A ``setup.py`` also declares the project's dependencies: they join the dependency plan. An
 environment variable an EnvVarReportRule knows is reported where a string literal names it
 (``os.environ['NCCL_SOCKET_IFNAME'] = ...``), as where a launcher exports it, and an attribute
-an AttributeReportRule knows where it is read (``x.is_cuda``)."""
+an AttributeReportRule knows where it is read (``x.is_cuda``). A command a CommandReportRule knows
+is reported where the code runs it (``os.popen("nvidia-smi -L")``, ``subprocess.run(["nvidia-smi",
+...])``), as where a launcher does."""
 
 from __future__ import annotations
 
 import ast
-from typing import List
+import shlex
+from typing import List, Optional
 
 from gpu2npu.filekinds import PYTHON, FileKind
 from gpu2npu.filekinds.base import Reported
 from gpu2npu.filekinds.packaging import setup_py_dependencies
 from gpu2npu.filekinds.shell import shell_tables
 from gpu2npu.rewrite.guards import ANY_RECEIVER
+from gpu2npu.source.imports import file_imports, qualify
+from gpu2npu.source.names import dotted
 from gpu2npu.source.parse import module_nodes, parse_ast
 
 SETUP_SCRIPT = "setup.py"
+# the standard library's ways to run a command: its first argument is the command line
+COMMAND_RUNNERS = frozenset(
+    ["os.system", "os.popen"]
+    + [
+        f"subprocess.{name}"
+        for name in ("run", "call", "check_call", "check_output", "Popen", "getoutput", "getstatusoutput")
+    ]
+)
 
 
 def declared_dependencies(data: bytes, rel: str, index, tree=None):
@@ -33,11 +46,13 @@ def python_reports(data: bytes, index, tree=None, kept=()) -> List[Reported]:
     tables = shell_tables(index)
     words = list(tables.reported_names) + [prefix for prefix, _ in tables.reported_prefixes]
     variables = any(word.encode() in data for word in words)
+    commands = any(command.encode() in data for command in tables.commands)
     attributes = {rule["attribute"]: rule for rule in index.rules_of("AttributeReportRule")}
     attributes = {name: rule for name, rule in attributes.items() if f".{name}".encode() in data}
-    if not (variables or attributes) or (tree is None and (tree := parse_ast(data)) is None):
+    if not (variables or commands or attributes) or (tree is None and (tree := parse_ast(data)) is None):
         return []
     rows = _variables_reported(tree, tables) if variables else []
+    rows += _commands_reported(tree, tables) if commands else []
     return sorted(rows + (_attributes_reported(tree, attributes, kept) if attributes else []))
 
 
@@ -53,6 +68,47 @@ def _variables_reported(tree, tables) -> List[Reported]:
                 where = (node.lineno, node.end_lineno)
                 rows.add(Reported(*where, node.value, rule["tip"], rule.id, rule["category"]))
     return list(rows)
+
+
+def _commands_reported(tree, tables) -> List[Reported]:
+    """A row for each command a CommandReportRule reports that the code runs through the standard
+    library (COMMAND_RUNNERS), given as a literal command line or argument list."""
+    imports = file_imports(tree)
+    rows = set()
+    for node in module_nodes(tree):
+        if not isinstance(node, ast.Call) or not node.args:
+            continue
+        if qualify(dotted(node.func) or "", imports) not in COMMAND_RUNNERS:
+            continue
+        words = _command_words(node.args[0])
+        if not words:
+            continue
+        name, arguments = words[0].rsplit("/", 1)[-1], " ".join(words[1:])
+        for rule, pattern in tables.commands.get(name, ()):
+            if pattern is None or pattern.search(arguments):
+                where = (node.lineno, node.end_lineno or node.lineno)
+                rows.add(Reported(*where, name, rule["tip"], rule.id, rule["category"]))
+    return list(rows)
+
+
+def _command_words(node: ast.AST) -> Optional[List[str]]:
+    """The words of a literal command line (``"nvidia-smi -L"``, the literal start of an f-string)
+    or of a literal argument list (``["nvidia-smi", "-L"]``, as far as its items are literals)."""
+    if isinstance(node, (ast.List, ast.Tuple)):
+        words = []
+        for item in node.elts:
+            if not (isinstance(item, ast.Constant) and isinstance(item.value, str)):
+                break
+            words.append(item.value)
+        return words
+    if isinstance(node, ast.JoinedStr) and node.values and isinstance(node.values[0], ast.Constant):
+        node = node.values[0]
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        try:
+            return shlex.split(node.value)
+        except ValueError:  # an unclosed quote: the first word still names the command
+            return node.value.split()
+    return None
 
 
 def _attributes_reported(tree, rules, kept) -> List[Reported]:
