@@ -238,8 +238,9 @@ def test_rules_list_shows_the_rules_of_a_mode():
     removed = ["G2N400", "G2N401", "G2N402", "G2N403", "G2N404"] + [f"G2N4{n:02}" for n in range(6, 12)]
     # the patcher sets no environment variable (G2N036/G2N037 are the names before torch 2.8)
     environment = [f"G2N0{n}" for n in range(30, 42) if n not in (36, 37)]
-    # HCCL refuses a float64 reduction whatever patches the program (G2N174)
-    assert python_ids == environment + ["G2N174"] + removed + [f"G2N70{n}" for n in range(10)] + [
+    # HCCL refuses a float64 reduction whatever patches the program (G2N174); torch 2.x's launcher
+    # passes --local-rank whatever patches it (G2N176)
+    assert python_ids == environment + ["G2N174", "G2N176"] + removed + [f"G2N70{n}" for n in range(10)] + [
         "G2N710",
         "G2N730",
         "G2N731",
