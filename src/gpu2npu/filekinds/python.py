@@ -15,7 +15,7 @@ from typing import List, Optional
 from gpu2npu.filekinds import PYTHON, FileKind
 from gpu2npu.filekinds.base import Reported
 from gpu2npu.filekinds.packaging import setup_py_dependencies
-from gpu2npu.filekinds.shell import shell_tables
+from gpu2npu.filekinds.shell import reported_command, shell_tables
 from gpu2npu.rewrite.guards import ANY_RECEIVER
 from gpu2npu.source.imports import file_imports, qualify
 from gpu2npu.source.names import dotted
@@ -83,11 +83,11 @@ def _commands_reported(tree, tables) -> List[Reported]:
         words = _command_words(node.args[0])
         if not words:
             continue
-        name, arguments = words[0].rsplit("/", 1)[-1], " ".join(words[1:])
-        for rule, pattern in tables.commands.get(name, ()):
-            if pattern is None or pattern.search(arguments):
-                where = (node.lineno, node.end_lineno or node.lineno)
-                rows.add(Reported(*where, name, rule["tip"], rule.id, rule["category"]))
+        found = reported_command(tables, words[0], words[1:])
+        if found is not None:
+            rule, subject = found
+            where = (node.lineno, node.end_lineno or node.lineno)
+            rows.add(Reported(*where, subject, rule["tip"], rule.id, rule["category"]))
     return list(rows)
 
 

@@ -333,17 +333,23 @@ def _after_wrapper(words: List[Word], edits: ShellEdits) -> List[Word]:
 
 
 def _report_command(name: str, words: List[Word], edits: ShellEdits) -> None:
-    arguments = None
-    for rule, pattern in edits.tables.commands.get(name, ()):
-        subject = name
-        if pattern is not None:
-            arguments = arguments if arguments is not None else " ".join(word.value for word in words[1:])
-            found = pattern.search(arguments)
-            if found is None:
-                continue
-            subject = f"{name} {found.group(0).strip()}".strip()
+    found = reported_command(edits.tables, name, [word.value for word in words[1:]])
+    if found is not None:
+        rule, subject = found
         edits.report(words[0].start, words[-1].end, subject, rule["tip"], rule.id, rule["category"])
-        return
+
+
+def reported_command(tables: ShellTables, command: str, arguments: List[str]):
+    """(the CommandReportRule, the subject of its row) of the first rule that reports a command run
+    with ``arguments`` (``docker --gpus`` where the rule's pattern matches), or None."""
+    name = _base_name(command)
+    for rule, pattern in tables.commands.get(name, ()):
+        if pattern is None:
+            return rule, name
+        found = pattern.search(" ".join(arguments))
+        if found is not None:
+            return rule, f"{name} {found.group(0).strip()}".strip()
+    return None
 
 
 def _read_options(words: List[Word], edits: ShellEdits) -> None:
