@@ -12,8 +12,6 @@ declares the alias already, or declares the option through a name, is left alone
 
 from __future__ import annotations
 
-import ast
-
 import libcst as cst
 
 from gpu2npu.rules.kind import RuleKind
@@ -46,7 +44,12 @@ class OptionAlias(RuleKind):
         return f".{rule['method']}('{rule['option']}', ...) also accepts {rule['alias']}"
 
     def apply(self, rule, call: cst.Call, ctx) -> cst.Call:
-        options = [_literal(arg.value) if arg.keyword is None else None for arg in call.args]
+        options = [
+            arg.value.evaluated_value
+            if arg.keyword is None and isinstance(arg.value, cst.SimpleString)
+            else None
+            for arg in call.args
+        ]
         if rule["option"] not in options or rule["alias"] in options:
             return call
         position = options.index(rule["option"])
@@ -57,10 +60,3 @@ class OptionAlias(RuleKind):
         args = [*call.args[:position], declared, alias, *call.args[position + 1 :]]
         ctx.record("MODIFY", f"accept {rule['alias']} as {rule['option']} in {rule['method']}", rule.id)
         return call.with_changes(args=args)
-
-
-def _literal(node: cst.BaseExpression):
-    """The text of a plain string literal, or None."""
-    if isinstance(node, cst.SimpleString):
-        return ast.literal_eval(node.value)
-    return None
