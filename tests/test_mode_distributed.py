@@ -42,7 +42,6 @@ def test_the_main_script_becomes_multi_card(tmp_path):
     ]
     assert [row[:3] + [row[5]] for row in changes] == [
         ["train.py", "17", "17", "G2N742"],  # the loader a return statement builds, shuffle by position
-        ["train.py", "38", "38", "G2N730"],  # DataParallel replaced by the model
         ["train.py", "38", "38", "G2N741"],  # DDP once, after the move (not after model.float())
         ["train.py", "44", "44", "G2N742"],  # set_epoch of the training loader
         ["train.py", "47", "47", "G2N742"],  # a loader passed as an argument
@@ -371,6 +370,85 @@ def test_the_wrap_goes_after_the_weights_are_drawn(tmp_path):
         f"model = {DDP.format('model')}",
         "if torch.distributed.get_rank() == 0:",
     ]
+
+
+# RAFT's train.py: the model is put in a DataParallel before it is moved, and .module is read
+IN_PLACE = """import torch
+import torch.nn as nn
+
+
+def train(args):
+    model = nn.DataParallel(Net(args), device_ids=args.gpus)
+    model.load_state_dict(torch.load(args.restore_ckpt), strict=False)
+    model.cuda()
+    model.module.freeze_bn()
+    for epoch in range(2):
+        model(torch.randn(1, 2).cuda()).sum().backward()
+    torch.save(model.state_dict(), 'raft.pth')
+"""
+
+
+@pytest.mark.parametrize(
+    "line, wrapped",
+    [
+        # before the move, .module read (kept by the full migration): moved as it is wrapped
+        ("    model = nn.DataParallel(Net(args), device_ids=args.gpus)", "Net(args).npu()"),
+        # its own move after it
+        ("    model = nn.DataParallel(module=Net(args)).cuda()", "Net(args).npu()"),
+        # after the move (pytorch-cifar's, on no condition): the model is on the device already
+        ("    model = Net(args).cuda()\n    model = torch.nn.parallel.DataParallel(model)", "model"),
+    ],
+)
+def test_the_wrap_takes_the_place_of_a_data_parallel_of_the_model(tmp_path, line, wrapped):
+    """DDP has DataParallel's .module and gives checkpoints the same 'module.' keys: the script's
+    other lines stay as written (no wrap of the wrapper, no .module added), and the full
+    migration's rows on the DataParallel go."""
+    code = IN_PLACE.replace("    model = nn.DataParallel(Net(args), device_ids=args.gpus)", line)
+    result, main = one_script(tmp_path, code)
+    assert result.returncode == 0, result.stderr
+    moved = "    model = Net(args).npu()\n" if wrapped == "model" else ""
+    assert main.read_text() == (
+        "import torch\nimport torch_npu\nimport torch.nn as nn\n"
+        + PROCESS_GROUP.replace("import torch_npu\n", "")
+        + "\n\ndef train(args):\n"
+        + moved
+        + f"    model = {DDP.format(wrapped)}\n"
+        "    model.load_state_dict(torch.load(args.restore_ckpt), strict=False)\n"
+        "    model.npu()\n"
+        "    model.module.freeze_bn()\n"
+        "    for epoch in range(2):\n"
+        "        model(torch.randn(1, 2).npu()).sum().backward()\n"
+        "    if torch.distributed.get_rank() == 0:\n"
+        "        torch.save(model.state_dict(), 'raft.pth')\n"
+    )
+    reports = main.parent / "transplant_result_file"
+    assert [
+        row[1:3] + row[4:6] for row in rows(reports / "change_list.csv") if row[5] in ("G2N730", "G2N741")
+    ] == [
+        [
+            str(6 + bool(moved)),
+            str(6 + bool(moved)),
+            f"wrap model in {DDP.split('(')[0]} in place of its DataParallel (the same .module and "
+            "checkpoint keys)",
+            "G2N741",
+        ]
+    ]
+    assert [row for row in rows(reports / "unsupported_api.csv") if "DataParallel" in row[4]] == []
+
+
+def test_a_data_parallel_on_a_condition_is_replaced_by_the_model_and_wrapped_after_the_move(tmp_path):
+    """``if torch.cuda.device_count() > 1: model = DataParallel(model)`` may not run: the wrap stays
+    after the move, on no condition, and the checkpoints go through .module."""
+    code = IN_PLACE.replace(
+        "    model = nn.DataParallel(Net(args), device_ids=args.gpus)\n",
+        "    model = Net(args)\n    if args.multi:\n        model = nn.DataParallel(model)\n",
+    ).replace("    model.module.freeze_bn()\n", "")
+    result, main = one_script(tmp_path, code)
+    assert result.returncode == 0, result.stderr
+    text = main.read_text()
+    assert "    if args.multi:\n        model = model\n" in text
+    assert f"    model.npu()\n    model = {DDP.format('model')}\n" in text
+    assert "        torch.save(model.module.state_dict(), 'raft.pth')\n" in text
 
 
 FUNCTIONS = """import torch

@@ -964,6 +964,33 @@ def test_distributed_copy_of_two_models_trains_each_like_the_original(tmp_path):
     assert {k: sorted(v) for k, v in saved.items()} == {k: sorted(v) for k, v in wanted.items()}
 
 
+def test_distributed_copy_of_a_data_parallel_model_reads_module_and_keeps_its_checkpoints(tmp_path):
+    """RAFT's shape (tests/projects/distributed_dp): DistributedDataParallel takes the DataParallel's
+    place, so model.module.freeze_bn() still reaches the model (DDP around the DataParallel raised
+    AttributeError), two processes with half the batch end with the original's weights under the
+    original's 'module.' keys, and a checkpoint the original saved restores through the wrapper."""
+    source, original = run_original_project(tmp_path, "distributed_dp")
+    migrated = migrate_distributed(source, tmp_path / "out")
+    assert (
+        "    model = torch.nn.parallel.DistributedDataParallel(Net().npu(), device_ids=[LOCAL_RANK])\n"
+        in (migrated / "main.py").read_text()
+    )
+    multi = run_on_two_processes(migrated, tmp_path / "multi.pt")
+    assert multi.stdout.splitlines() == ["device npu", "epoch 0 done", "epoch 1 done"]
+    import torch
+
+    saved, wanted = torch.load(tmp_path / "multi.pt"), torch.load(tmp_path / "original.pt")
+    assert sorted(saved) == sorted(wanted) and all(key.startswith("module.") for key in saved)
+    assert all(torch.allclose(saved[k].float(), wanted[k].float(), rtol=1e-5, atol=1e-6) for k in wanted)
+    restored = run_program(
+        gpu2npu_command()
+        + ["run", "--", sys.executable, "main.py", "--restore_ckpt", str(tmp_path / "original.pt")],
+        cwd=migrated,
+        env=plain_env(MASTER_PORT=str(free_port())),
+    )
+    assert (restored.returncode, restored.stdout.splitlines()[0]) == (0, "device npu"), restored.stderr
+
+
 # pytorch-cifar's shape: net at module level, its checkpoint saved by test(), a module-level
 # function called in the epoch loop after the wrap, and loaded back with --resume
 RESUMING = """import argparse

@@ -6,6 +6,9 @@ migrated main script only, after the rules of the full migration.
   ``load_state_dict`` calls after that point go through ``.module`` (checkpoints keep their keys),
   also in the functions (defined where the wrap is) that read that binding and are called only
   after the wrap; one that may run before it is kept and reported;
+  where the script puts ``MODEL`` in a DataParallel itself (``model = nn.DataParallel(model)``,
+  not under a condition), the wrap takes its place instead: DDP has the same ``.module`` and
+  checkpoint keys, so the script's other lines stay as written (RAFT reads ``model.module``);
 * training ``DataLoader``s get a ``DistributedSampler`` that takes over their ``shuffle``, wherever
   the call is (assigned, returned, passed as an argument; positional ``shuffle`` too); a loader with
   its own ``sampler``/``batch_sampler``, ``**kwargs``, or a dataset expression that cannot be
@@ -27,7 +30,7 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
@@ -38,11 +41,14 @@ from gpu2npu.rewrite.changes import (
     MODIFY,
     Change,
     Kept,
+    changed_line,
     in_original_lines,
     kept_in_original_lines,
     original_lines,
 )
 from gpu2npu.rules.index import DistributedPlan
+from gpu2npu.source.imports import file_imports, qualify
+from gpu2npu.source.names import dotted
 
 MOVES = frozenset({"npu", "cuda", "to"})
 RANK_TESTS = ("rank", "main_process", "is_master", "master")
@@ -56,6 +62,7 @@ class DistributedResult:
     changes: List[Change]
     kept: List[Kept]
     already: bool = False  # the script sets up its own process group or DDP, or a framework does
+    replaced: List[int] = field(default_factory=list)  # lines where the wrap replaced a DataParallel
 
 
 @dataclass
@@ -88,15 +95,64 @@ def model_tip(plan: DistributedPlan, situation: str, model: str, setup: str = ""
     return plan.tips[situation].format(model=model, setup=setup)
 
 
+def wrappers_in_place(tree: ast.AST, plan: DistributedPlan, targets: Sequence[str]) -> Dict[int, str]:
+    """Line -> model of the statements that put a model in a wrapper the wrap replaces
+    (``model = nn.DataParallel(model)``, ``.cuda()`` after it or not), on no condition: in the
+    body of the module, of a function or of the script's ``if __name__ == '__main__':``."""
+    if not plan.replaces:
+        return {}
+    imports = file_imports(tree)
+    found: Dict[int, str] = {}
+    for statement in _unconditional_statements(tree):
+        if not isinstance(statement, ast.Assign) or len(statement.targets) != 1:
+            continue
+        name = statement.targets[0].id if isinstance(statement.targets[0], ast.Name) else ""
+        value = statement.value
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in MOVES:
+            value = value.func.value  # DataParallel(model).cuda()
+        if name in targets and isinstance(value, ast.Call) and _wraps_a_model(value):
+            if qualify(dotted(value.func) or "", imports) in plan.replaces:
+                found.setdefault(statement.lineno, name)
+    return found
+
+
+def _wraps_a_model(call: ast.Call) -> bool:
+    """The model is its first argument or ``module=`` (not unpacked)."""
+    first = call.args[0] if call.args else None
+    return (first is not None and not isinstance(first, ast.Starred)) or any(
+        keyword.arg == "module" for keyword in call.keywords
+    )
+
+
+def _unconditional_statements(tree: ast.AST):
+    bodies = [tree.body] + [
+        node.body for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+    ]
+    bodies += [
+        node.body
+        for node in tree.body
+        if isinstance(node, ast.If) and MAIN_GUARD.match(ast.unparse(node.test)) is not None
+    ]
+    return [statement for body in bodies for statement in body]
+
+
 def distribute(
-    source: str, plan: DistributedPlan, target: str, shard_eval: bool, elsewhere: Tuple = ()
+    source: str,
+    plan: DistributedPlan,
+    target: str,
+    shard_eval: bool,
+    elsewhere: Tuple = (),
+    in_place: Optional[Dict[int, str]] = None,
 ) -> DistributedResult:
     """The main script's code, made multi-card; ``target``: the model, or several separated by
     commas (a GAN's generator and discriminator), each wrapped on its own; ``elsewhere``: (line of
-    the import, set-up) where a module the script imports sets up the process group or DDP."""
+    the import, set-up) where a module the script imports sets up the process group or DDP;
+    ``in_place``: line -> model where the wrap replaces the model's wrapper (``wrappers_in_place``
+    of the original, in the lines of ``source``)."""
     first, *others = target.split(",")
+    in_place = in_place or {}
     wrapper = MetadataWrapper(cst.parse_module(source))
-    scan = _MoveScan(first, plan)
+    scan = _MoveScan(first, plan, in_place)
     wrapper.visit(scan)
     if scan.already or elsewhere:
         line, setup = (scan.already, scan.setup) if scan.already else elsewhere
@@ -107,24 +163,30 @@ def distribute(
     code = wrapper.visit(transformer).code
     transformer.report_leftovers()
     changes, kept = transformer.changes, transformer.kept
+    replaced = [scan.in_place_line] if scan.in_place is not None else []
     for model in others:  # one more pass per model: its wrap and .module calls, nothing else
-        wrapped, more_changes, more_kept = _wrap_another(code, plan, model)
-        line_of = original_lines(source.encode("utf-8"), code.encode("utf-8"))
+        before, after = source.encode("utf-8"), code.encode("utf-8")
+        lines = {changed_line(before, after, line): name for line, name in in_place.items()}
+        wrapped, more_changes, more_kept, more_replaced = _wrap_another(code, plan, model, lines)
+        line_of = original_lines(before, after)
         changes += in_original_lines(more_changes, line_of)
         kept += kept_in_original_lines(more_kept, line_of)
+        replaced += [line_of(line) for line in more_replaced]
         code = wrapped
-    return DistributedResult(code, changes, kept)
+    return DistributedResult(code, changes, kept, replaced=replaced)
 
 
-def _wrap_another(code: str, plan: DistributedPlan, model: str) -> Tuple[str, List[Change], List[Kept]]:
-    """``model`` wrapped in ``code`` that is multi-card already (the first model's pass done)."""
+def _wrap_another(code: str, plan: DistributedPlan, model: str, in_place: Dict[int, str]):
+    """``model`` wrapped in ``code`` that is multi-card already (the first model's pass done): the
+    new code, changes, kept code and the line of the wrapper it replaced (if any)."""
     wrapper = MetadataWrapper(cst.parse_module(code))
-    scan = _MoveScan(model, plan)
+    scan = _MoveScan(model, plan, in_place)
     wrapper.visit(scan)
     transformer = _Distribute(plan, model, False, scan, wrap_only=True)
     new_code = wrapper.visit(transformer).code
     transformer.report_leftovers()
-    return new_code, transformer.changes, transformer.kept
+    replaced = [scan.in_place_line] if scan.in_place is not None else []
+    return new_code, transformer.changes, transformer.kept, replaced
 
 
 def has_training_loop(tree: ast.AST) -> bool:
@@ -152,10 +214,13 @@ class _MoveScan(cst.CSTVisitor):
 
     METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider)
 
-    def __init__(self, target: str, plan: DistributedPlan):
+    def __init__(self, target: str, plan: DistributedPlan, in_place: Optional[Dict[int, str]] = None):
         super().__init__()
         self.target = target
         self.plan = plan
+        self.in_place_lines = {line for line, name in (in_place or {}).items() if name == target}
+        self.in_place: Optional[cst.Assign] = None  # the assignment of the wrapper the wrap replaces
+        self.in_place_line = 0
         self.scopes: List[cst.CSTNode] = []  # Module and FunctionDef nodes
         self.statements: List[Tuple[int, cst.CSTNode]] = []  # (scope depth, statement) being visited
         self.anchor: Optional[cst.CSTNode] = None
@@ -208,6 +273,13 @@ class _MoveScan(cst.CSTVisitor):
             self.moved[moved] = self.get_metadata(PositionProvider, node).start.line
         if _binds_afresh(node, self.target):
             self.fresh.append((self.scopes[-1], self.get_metadata(PositionProvider, node).start.line))
+        line = self.get_metadata(PositionProvider, node).start.line
+        if self.in_place is None and line in self.in_place_lines and _assigns(node, self.target):
+            # the wrap is here, whatever moves come before or after
+            self.in_place, self.in_place_line = node.body[0], line
+            self.anchor, self.anchor_scope = node, self.scopes[-1]
+            self.anchor_line = self.get_metadata(PositionProvider, node).end.line
+            return
         if self.anchor is None and self.plan.wrapper and moved == self.target:
             depth = len(self.scopes)
             # the outermost statement of the scope holding the move; the body of a script's
@@ -227,7 +299,7 @@ class _MoveScan(cst.CSTVisitor):
         """The wrap goes after the ``model.apply(init)`` lines that follow the move: DDP copies
         rank 0's weights when it is built, and weights drawn after that differ between processes."""
         position = next((n for n, statement in enumerate(body) if statement is self.anchor), None)
-        if self.anchor is None or position is None:
+        if self.anchor is None or position is None or self.in_place is not None:
             return
         for following in body[position + 1 :]:
             if not _applies_to(following, self.target):
@@ -260,6 +332,15 @@ def _moved(line: cst.SimpleStatementLine) -> str:
     if isinstance(statement, cst.Expr) and _is_move(statement.value):
         return _code(statement.value.func.value)
     return ""
+
+
+def _assigns(line: cst.SimpleStatementLine, target: str) -> bool:
+    statement = line.body[0] if len(line.body) == 1 else None
+    return (
+        isinstance(statement, cst.Assign)
+        and len(statement.targets) == 1
+        and _code(statement.targets[0].target) == target
+    )
 
 
 def _is_main_guard(statement: cst.CSTNode) -> bool:
@@ -372,6 +453,8 @@ class _Distribute(cst.CSTTransformer):
 
     def leave_Assign(self, original_node, updated_node):
         self.assigned.pop()
+        if original_node is self.scan.in_place:
+            return updated_node.with_changes(value=self._in_place_of_wrapper(original_node.value))
         return updated_node
 
     def visit_If(self, node):
@@ -385,9 +468,42 @@ class _Distribute(cst.CSTTransformer):
 
     # -- the model: DDP after its first move, and .module after that ---------------------------
 
+    def _in_place_of_wrapper(self, value: cst.BaseExpression) -> cst.BaseExpression:
+        """The wrap of the model the script put in a DataParallel (``value``, of the tree the scan
+        read: kept by the full migration, or replaced by the model already), moved to the device
+        first unless it was so before."""
+        if _is_move(value):
+            value = value.func.value  # DataParallel(model).cuda(): the wrap moves it
+        model = self._wrapped_model(value)
+        code = _code(model)
+        if not isinstance(model, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
+            code = f"({code})"
+        if self.plan.move and not 0 < self.scan.moved.get(self.target, 0) < self.scan.in_place_line:
+            code = self.plan.move.format(model=code)
+        wrap = self.plan.wrapper.format(model=code)
+        line = self.scan.in_place_line
+        message = (
+            f"wrap {self.target} in {wrap.split('(')[0]} in place of its DataParallel "
+            "(the same .module and checkpoint keys)"
+        )
+        self.changes.append(Change(line, line, MODIFY, message, self.plan.wrapper_rule))
+        return cst.parse_expression(wrap)
+
+    def _wrapped_model(self, value: cst.BaseExpression) -> cst.BaseExpression:
+        """The model in a DataParallel call (its first argument, or ``module=``); else ``value``."""
+        if not isinstance(value, cst.Call):
+            return value
+        names = {q.name for q in self.get_metadata(QualifiedNameProvider, value.func, set())}
+        if not names & self.plan.replaces:
+            return value
+        for position, arg in enumerate(value.args):
+            if not arg.star and (arg.keyword.value == "module" if arg.keyword else position == 0):
+                return arg.value
+        return value
+
     def _wrap_after_anchor(self, original_body, updated_body) -> list:
         body = list(updated_body)
-        if self.scan.anchor is None:
+        if self.scan.anchor is None or self.scan.in_place is not None:
             return body
         for position, statement in enumerate(original_body):
             if statement is self.scan.anchor:
@@ -424,6 +540,8 @@ class _Distribute(cst.CSTTransformer):
 
     def _through_module(self, original: cst.Call, updated: cst.Call) -> cst.Call:
         func = updated.func
+        if self.scan.in_place is not None:  # DataParallel's keys: the script reads .module itself
+            return updated
         if not (
             isinstance(func, cst.Attribute)
             and func.attr.value in self.plan.module_methods

@@ -21,7 +21,7 @@ from gpu2npu.rewrite.changes import (
     original_lines,
 )
 from gpu2npu.rewrite.device_selection import MODULE_LEVEL, narrows_visible_devices, selects_its_device
-from gpu2npu.rewrite.distributed import distribute
+from gpu2npu.rewrite.distributed import distribute, wrappers_in_place
 from gpu2npu.rewrite.imports import already_imported, insert_at_top, insert_by_text, leading_statements
 from gpu2npu.rewrite.kept import file_kept
 from gpu2npu.rewrite.skeleton import source_skeleton
@@ -60,7 +60,7 @@ def migrate_source(
         result = _with_entry_imports(data, result, index, tree)
     already = False
     if index.distributed is not None and entry and not result.skipped:
-        result, already = _distributed(data, result, index.distributed, project, path)
+        result, already = _distributed(data, result, index, project, path, tree)
     if index.device_block is not None and not result.skipped:
         # a script distributed already selects its device and joins its group itself (YOLOX forks
         # its workers after the parent chose none): it binds the name only where its code uses it
@@ -152,8 +152,9 @@ def _with_entry_imports(data: bytes, result: SourceResult, index, tree) -> Sourc
     return SourceResult(new_bytes, sorted(result.changes + added), kept=result.kept)
 
 
-def _distributed(data: bytes, result: SourceResult, plan, project: ProjectFacts, path: str):
+def _distributed(data: bytes, result: SourceResult, index, project: ProjectFacts, path: str, tree):
     """The main script made multi-card (gpu2npu.rewrite.distributed), and whether it was so already."""
+    plan = index.distributed
     current = result.new_bytes if result.new_bytes is not None else data
     try:
         source = current.decode("utf-8")
@@ -162,17 +163,25 @@ def _distributed(data: bytes, result: SourceResult, plan, project: ProjectFacts,
     elsewhere = project.distributed_by
     if elsewhere:  # its line is the original's
         elsewhere = (changed_line(data, current, elsewhere[0]), elsewhere[1])
-    done = distribute(source, plan, project.target_model, project.shard_eval, elsewhere)
+    tree = tree if tree is not None else parse_ast(data)
+    in_place = wrappers_in_place(tree, plan, project.target_model.split(",")) if tree is not None else {}
+    in_place = {changed_line(data, current, line): model for line, model in in_place.items()}
+    done = distribute(source, plan, project.target_model, project.shard_eval, elsewhere, in_place)
     line_of = original_lines(data, current)
-    kept = sorted(result.kept + kept_in_original_lines(done.kept, line_of))
+    # where the wrap took a DataParallel's place, the full migration's rows on that wrapper go
+    replaced = {line_of(line) for line in done.replaced}
+    wrapper_rules = {rule_id for _, rule_id in index.kept_wrappers.values()}
+    kept = [k for k in result.kept if not (k.line in replaced and k.rule_id in wrapper_rules)]
+    ours = [c for c in result.changes if not (c.start_line in replaced and c.rule in wrapper_rules)]
+    kept = sorted(kept + kept_in_original_lines(done.kept, line_of))
     if done.new_code == source:
-        return SourceResult(result.new_bytes, result.changes, kept=kept), done.already
+        return SourceResult(result.new_bytes, ours, kept=kept), done.already
     new_bytes = done.new_code.encode("utf-8")
     problem = _compile_problem(new_bytes, data, path)
     if problem:
         reason = f"internal error: the multi-card rewrite would not compile ({problem}); kept unchanged"
         return SourceResult(skipped=reason), False
-    changes = result.changes + in_original_lines(done.changes, line_of)
+    changes = ours + in_original_lines(done.changes, line_of)
     return SourceResult(new_bytes, sorted(changes), kept=kept), done.already
 
 

@@ -189,6 +189,8 @@ class DistributedPlan:
     wrapper: str = ""  # DistributedDataParallel, with its arguments after the model: "{model}"
     wrapper_rule: str = ""
     module_methods: FrozenSet[str] = frozenset()  # model methods that go through .module after it
+    replaces: FrozenSet[str] = frozenset()  # wrappers of the model (DataParallel) the wrap replaces
+    move: str = ""  # the model moved to the device: "{model}.npu()"
     loaders: FrozenSet[str] = frozenset()  # qualified DataLoader names
     sampler: str = ""  # qualified DistributedSampler
     loader_rule: str = ""

@@ -1,7 +1,9 @@
 """DistributedDataParallelRule (msFmkTransplt's name), for ``distributed -m MAIN -t MODEL``: in the
 main script, MODEL (or each of several, ``-t netG,netD``) is wrapped once, after the first
 statement that moves it to the device, and its ``module_methods`` calls after that point go
-through ``.module``. A script that calls one of
+through ``.module``. Where the script wraps MODEL in one of ``replaces`` (DataParallel), the wrap takes
+that wrapper's place (the model ``move``d to the device first): the same ``.module`` and checkpoint
+keys, so nothing else changes. A script that calls one of
 ``setups`` (its own process group or DDP, DeepSpeed, Lightning, Accelerate, FSDP) is distributed
 already and left alone. The pass is gpu2npu.rewrite.distributed; its tips may name ``{model}`` (the
 model) and, ``already``, ``{setup}`` (the set-up call found).
@@ -12,6 +14,8 @@ model) and, ``already``, ``{setup}`` (the set-up call found).
           wrapper: "torch.nn.parallel.DistributedDataParallel({model}, device_ids=[LOCAL_RANK])"
           setups: [torch.distributed.init_process_group, torch.nn.parallel.DistributedDataParallel]
           module_methods: [state_dict, load_state_dict]
+          replaces: [torch.nn.DataParallel]
+          move: "{model}.npu()"
           tips: {already: "... {setup} ...", no_move: "...", inferred: "... {model} ...",
                  unwrapped: "... {model} ...", function: "...", rebound: "..."}
 """
@@ -36,6 +40,8 @@ class DistributedModel(RuleKind):
         "wrapper": Field(str, required=True, help="the wrapping call, {model} standing for the model"),
         "setups": Field(list, default=[], help="calls that mean the script is distributed already"),
         "module_methods": Field(list, default=[], help="model methods called through .module after it"),
+        "replaces": Field(list, default=[], help="wrappers of the model the wrap takes the place of"),
+        "move": Field(str, default="", help="the model moved to the device, {model} standing for it"),
         "tips": Field(dict, required=True, help="what to do: " + ", ".join(TIPS)),
     }
     text_only = True
@@ -45,9 +51,12 @@ class DistributedModel(RuleKind):
             return f"'wrapper' must be a call with {{model}} in it, not {shortened(fields['wrapper'])}"
         if any(not is_identifier(str(m)) for m in fields["module_methods"]):
             return "'module_methods' must be method names"
-        problem = check_names(**listed_names("setups", fields["setups"])) or tips_problem(
-            fields["tips"], TIPS
-        )
+        if fields["move"] and (
+            "{model}" not in fields["move"] or not is_expression(fields["move"].replace("{model}", "m"))
+        ):
+            return f"'move' must be an expression with {{model}} in it, not {shortened(fields['move'])}"
+        names = {**listed_names("setups", fields["setups"]), **listed_names("replaces", fields["replaces"])}
+        problem = check_names(**names) or tips_problem(fields["tips"], TIPS)
         return problem or _placeholder_problem(fields["tips"])
 
     def compile(self, rule, index):
@@ -56,6 +65,8 @@ class DistributedModel(RuleKind):
         plan.wrapper_rule = rule.id
         plan.setups = frozenset(rule["setups"])
         plan.module_methods = frozenset(rule["module_methods"])
+        plan.replaces = frozenset(rule["replaces"])
+        plan.move = rule["move"]
         plan.tips.update(rule["tips"])
 
     def describe(self, rule):

@@ -43,7 +43,7 @@ def main():
     model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 1))
     if args.resume:
         model.load_state_dict(torch.load(args.resume, map_location="cpu"))
-    model = model.npu()  # DataParallel: replaced
+    model = model.npu()  # moved: wrapped after it
     model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[LOCAL_RANK])
     model = model.float()  # another assignment: no second wrap (B20)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)

@@ -35,7 +35,7 @@ def main():
     model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 1))
     if args.resume:
         model.load_state_dict(torch.load(args.resume, map_location="cpu"))
-    model = torch.nn.DataParallel(model).cuda()  # DataParallel: replaced
+    model = model.cuda()  # moved: wrapped after it
     model = model.float()  # another assignment: no second wrap (B20)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     train_loader, val_loader = loaders(args)
