@@ -83,6 +83,28 @@ def test_a_file_resuming_from_a_checkpoint_is_told_the_wrappers_prefix_is_gone(t
     ]
 
 
+def test_a_project_that_resumes_in_another_file_is_told_the_wrappers_prefix_is_gone(tmp_path):
+    """score_sde_pytorch wraps the model in models/utils.py and restores checkpoints in utils.py
+    with strict=False: the 'module.' keys of the original's checkpoints would load nothing, silently."""
+    write(
+        tmp_path / "proj" / "models" / "utils.py",
+        "import torch\n\ndef create(m):\n    return torch.nn.DataParallel(m)\n",
+    )
+    write(
+        tmp_path / "proj" / "utils.py",
+        "import torch\n\ndef restore(state, path):\n"
+        "    state['model'].load_state_dict(torch.load(path)['model'], strict=False)\n",
+    )
+    result = run_cli("migrate", "-i", tmp_path / "proj", "-o", tmp_path / "out", "-v", "2.8.0")
+    assert result.returncode == 0, result.stderr
+    out = tmp_path / "out" / "proj_msft"
+    assert "    return m\n" in (out / "models" / "utils.py").read_text()
+    reported = [
+        row[:4] + row[-1:] for row in rows(out / "transplant_result_file" / "unsupported_api.csv")[1:]
+    ]
+    assert reported == [["models/utils.py", "4", "4", "torch.nn.DataParallel", "rules:G2N730"]]
+
+
 TRAINS = (
     "import torch\n"
     "from resume import load\n"

@@ -90,6 +90,13 @@ FREEZES = (
         # SwAV sets its prototypes' .grad to None for the first iterations: a fused optimizer
         # combines the parameters that have a gradient at its first step, once (never updated)
         ("freeze.py", FREEZES, "or the project sets a .grad to None (SwAV's frozen prototypes)"),
+        # tacotron2 clears the gradients with model.zero_grad(): None from torch 2.0, and the fused
+        # optimizer keeps stepping with the gradients it combined at its first step
+        (
+            "clear.py",
+            "def clear(model):\n    model.zero_grad()\n",
+            "or the project calls a module's zero_grad() (model.zero_grad(), netD.zero_grad())",
+        ),
     ],
 )
 def test_no_fused_optimizer_where_the_project_does_what_they_refuse(tmp_path, name, code, why):
@@ -111,10 +118,11 @@ def test_no_fused_optimizer_where_the_project_does_what_they_refuse(tmp_path, na
     assert all(why in row[4] for row in optimizers)
 
 
-def test_a_gradient_compared_with_none_is_no_refusal(tmp_path):
+def test_a_gradient_compared_with_none_or_cleared_in_place_is_no_refusal(tmp_path):
     (tmp_path / "proj").mkdir()
     (tmp_path / "proj" / "check.py").write_text(
-        "def unused(p):\n    return p.grad == None or p.grad is None\n"
+        "def unused(p, model, optim_g):\n    optim_g.zero_grad()\n    model.zero_grad(set_to_none=False)\n"
+        "    return p.grad == None or p.grad is None\n"
     )
     result, tree = migrated(tmp_path, "--optimize")
     assert result.returncode == 0, result.stderr

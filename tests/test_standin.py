@@ -834,6 +834,51 @@ def test_a_fused_optimizer_is_not_made_where_the_project_clears_gradients_to_non
     assert refused.stderr.splitlines()[-1] == "ValueError: set_to_none is not supported in fused optimizers"
 
 
+# tacotron2's train.py: the model's zero_grad(), which from torch 2.0 sets the gradients to None
+MODULE_ZERO_GRAD_PROGRAM = """import torch
+torch.manual_seed(0)
+device = 'cuda' if torch.cuda.is_available() else 'cpu'
+model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 1)).to(device)
+optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
+x = torch.randn(64, 4, device=device)
+for step in range(40):
+    model.zero_grad()
+    loss = torch.nn.functional.mse_loss(model(x), x.sum(1, keepdim=True).sin())
+    loss.backward()
+    optimizer.step()
+    if step % 10 == 9:
+        print('step', step, 'loss', loss.item())
+"""
+
+
+def test_a_fused_optimizer_is_not_made_where_a_module_clears_the_gradients(tmp_path):
+    """The stand-in's fused optimizers step from the gradients they combined at their first step,
+    as torch_npu's do: after model.zero_grad() (None, from torch 2.0) backward makes new ones they
+    never see. So --optimize keeps torch.optim.Adam (reported), and the copy trains like the
+    original; the optimizer made fused by hand repeats its first gradients and ends elsewhere."""
+    require_torch()
+    original, migrated = run_migrations(tmp_path, MODULE_ZERO_GRAD_PROGRAM, {"optimized": ["--optimize"]})
+    source, run = migrated["optimized"]
+    assert "optimizer = torch.optim.Adam(model.parameters(), lr=0.01)\n" in source
+    expected = losses(finish(original)[0])
+    assert losses(finish(run)[0]) == expected and len(expected) == 4
+    kept = rows(tmp_path / "optimized" / "proj_msft" / "transplant_result_file" / "unsupported_api.csv")
+    optimizers = [row[1:4] + row[-1:] for row in kept[1:] if row[-1].startswith("rules:G2N200")]
+    assert optimizers == [["5", "5", "torch.optim.Adam", "rules:G2N2002"]]
+    fused = tmp_path / "optimized" / "proj_msft" / "main.py"
+    fused.write_text(source.replace("torch.optim.Adam(", "torch_npu.optim.NpuFusedAdam("))
+    by_hand = run_program(gpu2npu_command() + ["run", "--", sys.executable, str(fused)], env=plain_env())
+    assert by_hand.returncode == 0, by_hand.stderr
+    last = float(losses(by_hand.stdout)[-1].rsplit(" ", 1)[1])
+    assert last != pytest.approx(float(expected[-1].rsplit(" ", 1)[1]), rel=0.1)
+    in_place = fused.read_text().replace("model.zero_grad()", "optimizer.zero_grad()")
+    fused.write_text(in_place)  # the fused optimizer's own zero_grad clears its buffer: the same run
+    cleared = run_program(gpu2npu_command() + ["run", "--", sys.executable, str(fused)], env=plain_env())
+    assert [float(line.rsplit(" ", 1)[1]) for line in losses(cleared.stdout)] == pytest.approx(
+        [float(line.rsplit(" ", 1)[1]) for line in expected], rel=1e-5
+    )
+
+
 NVTX_PROGRAM = """import torch
 torch.manual_seed(0)
 weights = torch.randn(4, device='cuda' if torch.cuda.is_available() else 'cpu')

@@ -19,7 +19,7 @@ from gpu2npu.project.plan import COPY, PYTHON, Plan
 from gpu2npu.rewrite.device_selection import MODULE_LEVEL, device_selections
 from gpu2npu.rewrite.facts import classes_defining
 from gpu2npu.rewrite.transformer import ProjectFacts
-from gpu2npu.rules.index import REFUSED_IMPORT, REFUSED_NONE, RuleIndex
+from gpu2npu.rules.index import REFUSED_IMPORT, REFUSED_MODULE, REFUSED_NONE, RuleIndex
 from gpu2npu.source.modules import (
     MAIN_GUARD,
     PROGRAM_CALLS,
@@ -58,6 +58,7 @@ class FileScan:
     # library helpers it imports at module level, which other files may import from it: (name, helper)
     reexports: Tuple[Tuple[str, str], ...] = ()
     imports_torch: bool = False  # a line of it imports torch (or a module of it)
+    loads_state: bool = False  # it calls .load_state_dict( (a checkpoint a removed wrapper saved?)
 
 
 def scan_project(
@@ -83,12 +84,14 @@ def scan_project(
     read_imports = find_entries or device_name is not None
     outcomes: List[str] = []
     refusing: Set[str] = set()
+    loads_state = False
     cuda_only_files: Set[str] = set()
     for rel, data in _python_sources(plan):
         wanted = (methods, refused, cuda_only, device_name, helpers)
         found = _file_scan(rel, data, wanted, (find_entries, read_imports), cache, outcomes)
         imported |= found.imported
         refusing |= found.refusing
+        loads_state = loads_state or found.loads_state
         if found.cuda_only:
             cuda_only_files.add(rel)
         if read_imports:
@@ -108,6 +111,7 @@ def scan_project(
     ops = sorted(ops + inline)
     facts = ProjectFacts(method_classes, *_cuda_modules(ops, extensions), frozenset(imported))
     facts.refused_calls = frozenset(refusing)
+    facts.loads_state_dicts = loads_state
     facts.cuda_only_files = frozenset(cuda_only_files)
     facts.reexports = reexports
     facts.entries = chosen_entries or _entry_scripts(starting, facts, imports) | (
@@ -179,6 +183,7 @@ def _scanned(
         tuple(device_selections(tree, device_name).items()) if may_select and tree is not None else (),
         _imported_helpers(tree, imported_helpers) if tree is not None else (),
         _TORCH_IMPORT.search(data) is not None,
+        _LOADS_STATE.search(data) is not None,
     )
 
 
@@ -263,12 +268,26 @@ def _makes_refused_call(data: bytes, call: str) -> bool:
     if call.endswith(REFUSED_NONE):  # .grad = None
         attribute = re.escape(call[1 : -len(REFUSED_NONE)].encode())
         return re.search(rb"\.%s\s*=\s*None\b" % attribute, data) is not None
+    if call.startswith(REFUSED_MODULE):  # model.zero_grad()
+        return _calls_on_a_module(data, call[len(REFUSED_MODULE) : -2])
     method, keyword = call[:-1].split("(")
     pattern = rb"\b%s\s*\([^()]*(?:\([^()]*\)[^()]*)*\b%s\s*=\s*(?!False\b)" % (
         method.encode(),
         keyword.encode(),
     )
     return re.search(pattern, data) is not None
+
+
+def _calls_on_a_module(data: bytes, method: str) -> bool:
+    """Whether ``data`` calls ``.method(`` on a receiver whose last name names no optimizer
+    (``model.zero_grad()``, ``netD.zero_grad()``; not ``optimizer_g.zero_grad()``) without
+    ``set_to_none=False``: a module's ``zero_grad()`` sets the gradients to None from torch 2.0."""
+    pattern = rb"(\w+)\s*\.\s*%s\s*\(([^()]*(?:\([^()]*\)[^()]*)*)\)" % re.escape(method.encode())
+    return any(
+        b"opt" not in found.group(1).lower()
+        and not re.search(rb"\bset_to_none\s*=\s*False\b", found.group(2))
+        for found in re.finditer(pattern, data)
+    )
 
 
 def _notebooks(plan: Plan) -> FrozenSet[str]:
@@ -407,6 +426,7 @@ _INNER_LOOP = re.compile(rb"^[ \t]+(?:for|while)\b", re.MULTILINE)
 # `import a.b as c`, `import a, b`, `from .a.b import c`: the module names, read off the bytes.
 _IMPORTS = re.compile(rb"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import|import[ \t]+([\w. \t,]+))", re.MULTILINE)
 _SELECTION = re.compile(rb"set_device|VISIBLE_DEVICES")
+_LOADS_STATE = re.compile(rb"\.load_state_dict\s*\(")
 _TORCH_IMPORT = re.compile(rb"^[ \t]*(?:import|from)[ \t]+torch\b(?!_)", re.MULTILINE)
 _DYNAMIC = re.compile(rb"\b(?:import_module|__import__|exec|run_path|run_module)\(")
 

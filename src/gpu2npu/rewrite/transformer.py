@@ -68,6 +68,7 @@ class ProjectFacts:
         self.target_model = target_model  # distributed: the variable holding the model (-t)
         self.shard_eval = shard_eval  # distributed: shard evaluation loaders too
         self.refused_calls: FrozenSet[str] = frozenset()  # of the index's, those some file makes
+        self.loads_state_dicts = False  # some file calls .load_state_dict(
         self.cuda_only_files: FrozenSet[str] = frozenset()  # modules needing a CUDA-only library to import
         # distributed: (line of the import, set-up call and module) where a module the main script
         # imports sets up the process group or DDP (the script is distributed already); () none
@@ -104,6 +105,7 @@ class ProjectFacts:
             self.target_model,
             self.shard_eval,
             sorted(self.refused_calls),
+            self.loads_state_dicts,
             self.distributed_by,
             sorted(self.reexports.items()),
         )

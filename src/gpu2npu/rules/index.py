@@ -38,6 +38,8 @@ REFUSED_IMPORT = "import "
 DEVICE_TEXT = re.compile(r"^(cuda|npu)(:|$)")
 # A refused assignment of None to an attribute: ".grad = None".
 REFUSED_NONE = " = None"
+# A refused call of a module's method, on a receiver that names no optimizer: "module.zero_grad()".
+REFUSED_MODULE = "module."
 
 
 @dataclass(frozen=True)

@@ -7,9 +7,10 @@ that reads it (``model.module.state_dict()``) keeps the call, reported with ``ti
 only happens when the object has the attribute (``m.module if hasattr(m, 'module') else m``,
 or behind ``isinstance(m, DataParallel)``) is no such read (gpu2npu.rewrite.wrappers decides).
 The wrapped model is the ``arg_idx``-th positional argument or the ``arg_keyword`` one. Where
-the file also loads a state dict (``net.load_state_dict(checkpoint['net'])``, pytorch-cifar's
-``--resume``), a checkpoint the original saved through the wrapper has its attribute's prefix
-(``module.``) on every key, which the model alone does not load: reported with ``checkpoint_tip``
+the project loads a state dict (``net.load_state_dict(checkpoint['net'])``, pytorch-cifar's
+``--resume``; score_sde's in another file), a checkpoint the original saved through the wrapper
+has its attribute's prefix (``module.``) on every key, which the model alone does not load:
+reported with ``checkpoint_tip``
 (not in the distributed mode's main script, whose DistributedDataParallel gives the keys the same
 prefix again).
 
@@ -76,6 +77,7 @@ class UnwrapModel(RuleKind):
         ctx.record("MODIFY", message, rule.id)
         # the distributed mode wraps the main script's model again (DistributedDataParallel: the same prefix)
         rewrapped = ctx.index.distributed is not None and ctx.is_entry_script
-        if rule["checkpoint_tip"] and not rewrapped and LOADS_STATE.search(ctx.source):
+        loads = ctx.project.loads_state_dicts or LOADS_STATE.search(ctx.source)  # here or elsewhere
+        if rule["checkpoint_tip"] and not rewrapped and loads:
             ctx.keep(rule["func_name"], rule.id, tip=rule["checkpoint_tip"])  # its keys carry the wrapper's
         return model
