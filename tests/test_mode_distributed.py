@@ -451,6 +451,30 @@ def test_a_data_parallel_on_a_condition_is_replaced_by_the_model_and_wrapped_aft
     assert "        torch.save(model.module.state_dict(), 'raft.pth')\n" in text
 
 
+def test_each_wrap_goes_after_its_model_s_weights_are_drawn_in_a_run_of_them(tmp_path):
+    """PyTorch-GAN's dcgan.py moves both models in one if, then draws the generator's weights and
+    the discriminator's: each wrap goes after its own model's .apply line."""
+    code = (
+        "import torch\n\ndef init(m):\n    torch.nn.init.normal_(m.weight)\n\n"
+        "generator = torch.nn.Linear(2, 2)\ndiscriminator = torch.nn.Linear(2, 1)\n"
+        "if torch.cuda.is_available():\n    generator.cuda()\n    discriminator.cuda()\n\n"
+        "# Initialize weights\ngenerator.apply(init)\ndiscriminator.apply(init)\n"
+        "for epoch in range(2):\n    discriminator(generator(torch.randn(2, 2).cuda())).sum().backward()\n"
+    )
+    for models in ("generator,discriminator", "discriminator,generator"):
+        result, main = one_script(tmp_path, code, "-t", models, name=models.replace(",", "_"))
+        assert result.returncode == 0, result.stderr
+        lines = main.read_text().splitlines()
+        start = lines.index("# Initialize weights")
+        assert lines[start : start + 5] == [
+            "# Initialize weights",
+            "generator.apply(init)",
+            f"generator = {DDP.format('generator')}",
+            "discriminator.apply(init)",
+            f"discriminator = {DDP.format('discriminator')}",
+        ]
+
+
 FUNCTIONS = """import torch
 
 net = torch.nn.Linear(2, 2)

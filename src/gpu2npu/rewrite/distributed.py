@@ -301,23 +301,41 @@ class _MoveScan(cst.CSTVisitor):
         position = next((n for n, statement in enumerate(body) if statement is self.anchor), None)
         if self.anchor is None or position is None or self.in_place is not None:
             return
+        # the run of .apply lines, other models' too, and their wraps (dcgan draws the generator's,
+        # then the discriminator's weights)
+        wrapper = self.plan.wrapper.split("(")[0]
         for following in body[position + 1 :]:
-            if not _applies_to(following, self.target):
+            receiver = _applied_to(following)
+            if receiver is None and not _wraps(following, wrapper):
                 break
-            self.anchor = following
+            if receiver == self.target:
+                self.anchor = following
         self.anchor_line = self.get_metadata(PositionProvider, self.anchor).end.line
 
 
-def _applies_to(statement: cst.CSTNode, target: str) -> bool:
-    """``target.apply(...)`` alone on its line."""
+def _applied_to(statement: cst.CSTNode) -> Optional[str]:
+    """The receiver of ``receiver.apply(...)`` alone on its line (None: another statement)."""
     if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
-        return False
+        return None
     call = statement.body[0].value if isinstance(statement.body[0], cst.Expr) else None
-    return (
+    if (
         isinstance(call, cst.Call)
         and isinstance(call.func, cst.Attribute)
         and call.func.attr.value == "apply"
-        and _code(call.func.value) == target
+    ):
+        return _code(call.func.value)
+    return None
+
+
+def _wraps(statement: cst.CSTNode, wrapper: str) -> bool:
+    """``name = <wrapper>(...)`` alone on its line: a model's wrap (the pass of another model wrote it)."""
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return False
+    assign = statement.body[0]
+    return (
+        isinstance(assign, cst.Assign)
+        and isinstance(assign.value, cst.Call)
+        and _code(assign.value.func) == wrapper
     )
 
 
