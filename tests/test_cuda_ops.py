@@ -359,6 +359,28 @@ def test_sources_compared_by_basename_when_paths_differ():
     assert ops_for_call("f.f", 1, (), [op], [elsewhere]) is None
 
 
+def test_an_op_several_versions_build_is_the_one_the_calling_file_builds():
+    """RWKV-LM: RWKV-v5/ and RWKV-v7/train_temp/ each load a wind_backstepping op of their own (bf16,
+    fp32) from cuda/ relative to where they run; RWKV-v5/src/model.py's wkv5 op is also in
+    RWKV-v4neo/. A call goes into the op of its own file's load(), else the nearest one."""
+    text = 'TORCH_LIBRARY(wind_backstepping, m) { m.def("forward(Tensor w) -> Tensor"); }'
+    files = [
+        "RWKV-v5/cuda/wkv7_op.cpp",
+        "RWKV-v7/train_temp/cuda/wkv7_op_fp32.cpp",
+        "RWKV-v8/cuda/wkv7_op.cpp",
+    ]
+    ops = [op for file in files for op in parse_cpp_ops(text, file)]
+    loads = [
+        Extension("", "RWKV-v7/train_temp/train.py", 3, ("cuda/wkv7_op_fp32.cpp",), "load", ""),
+        Extension("", "RWKV-v8/run.py", 3, ("cuda/wkv7_op.cpp",), "load", ""),
+    ]
+    call = "torch.ops.wind_backstepping.forward"
+    assert ops_for_call(call, 1, (), ops, loads, "RWKV-v7/train_temp/train.py").file == files[1]
+    assert ops_for_call(call, 1, (), ops, loads, "RWKV-v8/run.py").file == files[2]  # beside it
+    assert ops_for_call(call, 1, (), ops, loads, "RWKV-v5/src/model.py").file == files[0]  # nearest
+    assert ops_for_call(call, 1, (), ops, loads).file == files[0]  # no caller: the first
+
+
 def test_an_extension_class_chosen_into_a_variable():
     """detectron2's setup.py: ``extension = CppExtension`` or ``CUDAExtension``, then
     ``extension("detectron2._C", sources, ...)``."""

@@ -222,6 +222,21 @@ def test_an_accelerator_is_renamed_where_hydra_builds_the_projects_own_trainer()
     ]  # fmt: skip
 
 
+def test_the_portable_tree_keeps_an_nccl_backend_of_a_config_and_says_what_to_do():
+    """hifi-gan's config_v1.json: init_process_group(backend=h.dist_config['dist_backend']). The
+    npu target writes hccl; the portable tree keeps the value, which stops an NPU run, with a row."""
+    config = b'{\n  "dist_config": {\n    "dist_backend": "nccl",\n    "world_size": 1\n  }\n}\n'
+    full = migrate_file("config_v1.json", config)
+    assert full.new_bytes == config.replace(b'"nccl"', b'"hccl"')
+    assert full.reported == []
+    portable = migrate_file("config_v1.json", config, index=builtin_index(target="portable"))
+    assert portable.new_bytes is None
+    assert [(r.line, r.subject, r.rule, r.category) for r in portable.reported] == [
+        (3, "dist_backend: nccl", "G2N177", "limited")
+    ]
+    assert "give hccl here there (gloo on the CPU)" in portable.reported[0].tip
+
+
 def test_a_report_names_the_key_line_and_its_last_line():
     outcome = migrate_file("c.yaml", b"trainer:\n  gpu_ids:\n    - 0\n    - 1\n  x: 1\n")
     assert [(r.line, r.end_line, r.subject, r.rule) for r in outcome.reported] == [

@@ -145,6 +145,8 @@ def test_legacy_cuda_tensor_types_are_reported_wherever_they_are_named(tmp_path)
     ]
     assert table[1][4] == table[3][4]
     assert table[1][4].startswith("a legacy CUDA tensor type, CUDA only (no device-agnostic spelling)")
+    # one tip for every type: it names each type's dtype (PyTorch-GAN's FloatTensor is no float16)
+    assert "(FloatTensor: torch.float32, HalfTensor: torch.float16, LongTensor: torch.int64," in table[1][4]
 
 
 # -- 2. the backend chosen by is_nccl_available -------------------------------------------------

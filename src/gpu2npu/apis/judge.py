@@ -234,7 +234,8 @@ class ApiJudge:
     def _cuda_op(self, site: CallSite) -> Optional[CudaOp]:
         if not self.ops or site.kind != "call":
             return None
-        return ops_for_call(_call_name(site), len(site.args), site.keywords, self.ops, self.extensions)
+        name = _call_name(site)
+        return ops_for_call(name, len(site.args), site.keywords, self.ops, self.extensions, site.file)
 
     def _answer_row(self, site: CallSite, op: str, answer) -> ApiRow:
         return self._make(

@@ -80,17 +80,41 @@ def _fits(op: CudaOp, count: int, open_ended: bool) -> bool:
 
 
 def ops_for_call(
-    api: str, n_args: int, keywords: tuple, ops: Iterable[CudaOp], extensions: Sequence[Extension]
+    api: str,
+    n_args: int,
+    keywords: tuple,
+    ops: Iterable[CudaOp],
+    extensions: Sequence[Extension],
+    caller: str = "",
 ) -> Optional[CudaOp]:
     """The op a Python call goes into: its full name must be one the op really has -- '<module>.<name>'
     for pybind11 ops (module: the name or load() variable of an extension building the op's file; the
     literal PYBIND11_MODULE name when no extension covers it), 'torch.ops.<ns>.<op>' for TORCH_LIBRARY
-    ops -- and the argument count (positional + keyword) must fit the op's bounds."""
+    ops -- and the argument count (positional + keyword) must fit the op's bounds. Where several ops
+    fit (RWKV-LM's versions each build a wkv op of the same name), the one the calling file
+    ``caller`` builds, else the one nearest to it."""
     if not api or "." not in api:
         return None
     count, open_ended = _argument_count(n_args, keywords)
-    for op in ops:
-        quick = api.startswith("torch.ops.") if op.binding == "torch_library" else api.endswith("." + op.name)
-        if quick and api in _python_names(op, extensions) and _fits(op, count, open_ended):
-            return op
-    return None
+    fitting = [
+        op
+        for op in ops
+        if (api.startswith("torch.ops.") if op.binding == "torch_library" else api.endswith("." + op.name))
+        and api in _python_names(op, extensions)
+        and _fits(op, count, open_ended)
+    ]
+    if len(fitting) < 2 or not caller:
+        return fitting[0] if fitting else None
+    built_here = [path for e in extensions if e.file == caller for path in _source_paths(e)]
+    return max(fitting, key=lambda op: _closeness(op.file, caller, built_here))
+
+
+def _closeness(file: str, caller: str, built_here: List[str]) -> Tuple[bool, bool, int]:
+    """How surely the calling file runs the op in ``file``: one of its own load()'s sources, a
+    source it names as a path ending (relative to where it runs), the folders they share."""
+    shared = 0
+    for mine, theirs in zip(posixpath.dirname(file).split("/"), posixpath.dirname(caller).split("/")):
+        if mine != theirs:
+            break
+        shared += 1
+    return file in built_here, any(file.endswith("/" + path) for path in built_here), shared
