@@ -787,6 +787,25 @@ def run_migrations(tmp_path, program: str, variants: dict):
     return original, migrated
 
 
+def optimizer_kept(tmp_path, program: str, optimizer: str, rule: str):
+    """``program`` (its optimizer on line 5) migrated with --optimize keeps torch.optim.OPTIMIZER,
+    reported by ``rule``, and its copy prints the original's loss lines: the migrated source and
+    those lines."""
+    original, migrated = run_migrations(tmp_path, program, {"optimized": ["--optimize"]})
+    source, run = migrated["optimized"]
+    assert f"optimizer = torch.optim.{optimizer}(model.parameters(), lr=0.01)\n" in source
+    expected = losses(finish(original)[0])
+    assert losses(finish(run)[0]) == expected
+    kept = rows(tmp_path / "optimized" / "proj_msft" / "transplant_result_file" / "unsupported_api.csv")
+    optimizers = [row[1:4] + row[-1:] for row in kept[1:] if row[-1].startswith("rules:G2N200")]
+    assert optimizers == [["5", "5", f"torch.optim.{optimizer}", f"rules:{rule}"]]
+    return source, expected
+
+
+def loss_values(stdout: str):
+    return [float(line.rsplit(" ", 1)[1]) for line in losses(stdout)]
+
+
 SET_TO_NONE_PROGRAM = """import torch
 torch.manual_seed(0)
 device = 'cuda' if torch.cuda.is_available() else 'cpu'
@@ -808,13 +827,8 @@ def test_a_fused_optimizer_is_not_made_where_the_project_clears_gradients_to_non
     refuses to clear to None."""
     require_torch()
     cleared_in_place = SET_TO_NONE_PROGRAM.replace("set_to_none=True", "set_to_none=False")
-    original, migrated = run_migrations(tmp_path, SET_TO_NONE_PROGRAM, {"optimized": ["--optimize"]})
-    source, run = migrated["optimized"]
-    assert "optimizer = torch.optim.AdamW(model.parameters(), lr=0.01)\n" in source
-    expected = losses(finish(original)[0])
-    assert losses(finish(run)[0]) == expected and len(expected) == 3
-    kept = rows(tmp_path / "optimized" / "proj_msft" / "transplant_result_file" / "unsupported_api.csv")
-    assert [row[1:4] + row[-1:] for row in kept[1:]] == [["5", "5", "torch.optim.AdamW", "rules:G2N2003"]]
+    _, expected = optimizer_kept(tmp_path, SET_TO_NONE_PROGRAM, "AdamW", "G2N2003")
+    assert len(expected) == 3
     (tmp_path / "in_place").mkdir()
     (tmp_path / "in_place" / "main.py").write_text(cleared_in_place)
     result = run_cli(
@@ -826,8 +840,7 @@ def test_a_fused_optimizer_is_not_made_where_the_project_clears_gradients_to_non
     standin = gpu2npu_command() + ["run", "--"]
     in_place = run_program([*standin, sys.executable, str(fused)], env=plain_env())
     assert in_place.returncode == 0, in_place.stderr
-    fused_losses = [float(line.rsplit(" ", 1)[1]) for line in losses(in_place.stdout)]
-    assert fused_losses == pytest.approx([float(line.rsplit(" ", 1)[1]) for line in expected], rel=1e-5)
+    assert loss_values(in_place.stdout) == pytest.approx(loss_values("\n".join(expected)), rel=1e-5)
     fused.write_text(fused.read_text().replace("set_to_none=False", "set_to_none=True"))
     refused = run_program([*standin, sys.executable, str(fused)], env=plain_env())
     assert refused.returncode == 1
@@ -857,26 +870,17 @@ def test_a_fused_optimizer_is_not_made_where_a_module_clears_the_gradients(tmp_p
     never see. So --optimize keeps torch.optim.Adam (reported), and the copy trains like the
     original; the optimizer made fused by hand repeats its first gradients and ends elsewhere."""
     require_torch()
-    original, migrated = run_migrations(tmp_path, MODULE_ZERO_GRAD_PROGRAM, {"optimized": ["--optimize"]})
-    source, run = migrated["optimized"]
-    assert "optimizer = torch.optim.Adam(model.parameters(), lr=0.01)\n" in source
-    expected = losses(finish(original)[0])
-    assert losses(finish(run)[0]) == expected and len(expected) == 4
-    kept = rows(tmp_path / "optimized" / "proj_msft" / "transplant_result_file" / "unsupported_api.csv")
-    optimizers = [row[1:4] + row[-1:] for row in kept[1:] if row[-1].startswith("rules:G2N200")]
-    assert optimizers == [["5", "5", "torch.optim.Adam", "rules:G2N2002"]]
+    source, expected = optimizer_kept(tmp_path, MODULE_ZERO_GRAD_PROGRAM, "Adam", "G2N2002")
+    assert len(expected) == 4
     fused = tmp_path / "optimized" / "proj_msft" / "main.py"
     fused.write_text(source.replace("torch.optim.Adam(", "torch_npu.optim.NpuFusedAdam("))
     by_hand = run_program(gpu2npu_command() + ["run", "--", sys.executable, str(fused)], env=plain_env())
     assert by_hand.returncode == 0, by_hand.stderr
-    last = float(losses(by_hand.stdout)[-1].rsplit(" ", 1)[1])
-    assert last != pytest.approx(float(expected[-1].rsplit(" ", 1)[1]), rel=0.1)
+    assert loss_values(by_hand.stdout)[-1] != pytest.approx(loss_values("\n".join(expected))[-1], rel=0.1)
     in_place = fused.read_text().replace("model.zero_grad()", "optimizer.zero_grad()")
     fused.write_text(in_place)  # the fused optimizer's own zero_grad clears its buffer: the same run
     cleared = run_program(gpu2npu_command() + ["run", "--", sys.executable, str(fused)], env=plain_env())
-    assert [float(line.rsplit(" ", 1)[1]) for line in losses(cleared.stdout)] == pytest.approx(
-        [float(line.rsplit(" ", 1)[1]) for line in expected], rel=1e-5
-    )
+    assert loss_values(cleared.stdout) == pytest.approx(loss_values("\n".join(expected)), rel=1e-5)
 
 
 NVTX_PROGRAM = """import torch
