@@ -669,3 +669,42 @@ def test_an_entry_script_using_torch_through_the_project_s_modules_selects_devic
         "\nif __name__ == '__main__':\n    torch_npu.npu.set_device(DEVICE_ID)\n    train()\n"
     )  # in the __main__ block: a module named train is imported elsewhere (pkg's)
     assert (out / "prepare.py").read_bytes() == (source / "prepare.py").read_bytes()
+
+
+DEVICE_CONTEXT = """import argparse
+
+import torch
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--gpu-index", default=0, type=int)
+
+
+def main():
+    args = parser.parse_args()
+    with torch.cuda.device(args.gpu_index):
+        print(f"card {torch.cuda.current_device()}", flush=True)
+    for i in range(torch.cuda.device_count()):
+        with torch.cuda.device(i):
+            torch.cuda.empty_cache()
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+@pytest.mark.parametrize("flag,name", [("-s", "DEVICE_ID"), ("distributed", "LOCAL_RANK")])
+def test_a_device_context_selects_the_card_from_the_environment(tmp_path, flag, name):
+    """SimCLR trains inside ``with torch.cuda.device(args.gpu_index)`` (0 by default): kept, it
+    put every process on card 0 whatever DEVICE_ID or LOCAL_RANK said. It selects that card now,
+    as ``set_device`` does; a loop's variable (a card each) stays, with its row. Run under the
+    stand-in with two cards and the index 1."""
+    out = migrated_beside_a_trainer(tmp_path, flag, "run.py", DEVICE_CONTEXT)
+    text = (out / "run.py").read_text()
+    assert f"    with torch.npu.device({name}):\n" in text
+    assert "        with torch.npu.device(i):\n" in text
+    assert [row[:4] for row in kept_rows(out)] == [["run.py", "14", "14", "torch.cuda.device"]]
+    pytest.importorskip("torch")
+    env = {**os.environ, name: "1"}
+    run = run_cli("run", "--devices", "2", "--", sys.executable, "run.py", cwd=out, env=env)
+    assert (run.returncode, run.stdout) == (0, "card 1\n"), run.stderr
