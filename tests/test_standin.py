@@ -16,7 +16,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from helpers import REPO, gpu2npu_command, rows, run_cli
+from helpers import REPO, gpu2npu_command, rows, run_cli, write
 
 from gpu2npu.standin import DEVICES_VARIABLE, SITE_DIR, standin_environment
 
@@ -1568,3 +1568,57 @@ def test_a_cuda_test_bound_to_a_name_stays_where_the_name_picks_a_cuda_only_conf
     assert "device = 'npu' if torch.npu.is_available() else 'cpu'\n" in source
     assert finish(original)[0] == "cpu 6.0\n"
     assert finish(run)[0] == "npu 6.0\n"
+
+
+IN_ITS_FOLDER = """import argparse
+
+import torch
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--data", default="../data/numbers.txt")
+args = parser.parse_args()
+with open(args.data) as f:
+    data = torch.tensor([float(v) for v in f.read().split()]).view(-1, 1)
+model = torch.nn.Linear(1, 1).cuda()
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+loader = torch.utils.data.DataLoader(data, batch_size=2)
+for epoch in range(1):
+    for x in loader:
+        loss = model(x.cuda()).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    print(f"epoch {epoch} done", flush=True)
+"""
+
+
+def test_distributed_launcher_starts_a_script_in_the_folder_its_paths_are_relative_to(tmp_path):
+    """minimind's trainer/train_pretrain.py reads '../dataset/...' (its README: cd trainer): the
+    launcher started it from the root, where the data is not found. It starts it in trainer/ now,
+    from wherever it is run."""
+    require_torch()
+    source = tmp_path / "proj"
+    write(source / "trainer" / "train.py", IN_ITS_FOLDER)
+    write(source / "data" / "numbers.txt", "1 2 3 4 5 6 7 8\n")
+    result = run_cli(
+        "migrate", "-i", source, "-o", tmp_path / "out", "distributed", "-m", source / "trainer" / "train.py"
+    )
+    assert result.returncode == 0, result.stderr
+    migrated = tmp_path / "out" / "proj_msft_multi"
+    assert (migrated / "run_distributed_npu.sh").read_text().splitlines()[-4:] == [
+        "# its paths ('../data/numbers.txt') are relative to its folder: it starts there,",
+        "# and relative paths among the arguments are read from there too",
+        'cd "$(dirname "$0")"/trainer || exit 1',
+        'exec torchrun --standalone --nproc_per_node="$NPUS" train.py "$@"',
+    ]
+    path = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
+    launcher = gpu2npu_command() + [
+        "run",
+        "--devices",
+        "2",
+        "--",
+        "sh",
+        str(migrated / "run_distributed_npu.sh"),
+    ]
+    multi = run_program([*launcher, "2"], cwd=tmp_path, env=plain_env(PATH=path))
+    assert (multi.returncode, multi.stdout) == (0, "epoch 0 done\n"), multi.stderr

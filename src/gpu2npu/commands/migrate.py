@@ -61,7 +61,13 @@ def _write_launcher(tree: AtomicTree, style, run: ProjectRun) -> str:
         return ""
     (main,) = run.scan.facts.entries
     how = style.launcher_header(run.distributes_itself)
-    path.write_text(style.launcher.format(main=shlex.quote(main), how=how), encoding="utf-8")
+    start, script = "", main
+    if run.start_folder:
+        folder, example = run.start_folder
+        start = style.launcher_start.format(folder=shlex.quote(folder), path=repr(example))
+        script = main[len(folder) + 1 :]
+    text = style.launcher.format(main=shlex.quote(main), how=how, start=start, script=shlex.quote(script))
+    path.write_text(text, encoding="utf-8")
     path.chmod(0o755)
     return style.launcher_name
 

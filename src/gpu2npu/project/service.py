@@ -8,6 +8,7 @@ written), process its Python files in the pool, and judge the API uses found.
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -35,6 +36,8 @@ from gpu2npu.styles import style_named
 from gpu2npu.targets import target_named
 
 MIGRATION_SUFFIX = "_msft"
+# a path relative to the folder above: a script run from its own folder names its data so
+UP_A_FOLDER = re.compile(r"^\.\.[/\\]")
 TARGET_MODEL = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 DEFAULT_MODEL = "model"  # distributed without -t (msFmkTransplt's default)
 
@@ -57,6 +60,9 @@ class ProjectRun:
     # distributed: the report rows of the model taken without -t, and of the trained models not wrapped
     model_rows: List[Kept] = field(default_factory=list)
     distributes_itself: str = ""  # distributed: the set-up call by which the main script does ("" none)
+    # the launcher: (folder, path) where the main script's paths are relative to its own folder
+    # (minimind's trainer/ with '../dataset/...'); () it starts from the output root
+    start_folder: Tuple[str, str] = ()
 
     @property
     def model_notice(self) -> str:
@@ -166,6 +172,8 @@ def start_project(options: ProjectOptions, name: str, extra: Optional[RuleSet] =
         )
     run = ProjectRun(options, index, plan, name, scan, cache=cache, model_rows=model_rows)
     run.distributes_itself = itself
+    if style.launcher and options.input.is_dir():
+        run.start_folder = _start_folder(plan, next(iter(scan.facts.entries)))
     run.cache_counts.corrupt = scan.corrupt
     return run
 
@@ -203,6 +211,22 @@ def _check_main(
         )
     target, rows = _chosen_model(index, search, given, names, main)
     return target, rows + _unwrapped_rows(index, search, target.split(",")), (), ""
+
+
+def _start_folder(plan: Plan, main: str) -> Tuple[str, str]:
+    """(folder, path): the main script's folder and the first of its string constants that climbs
+    out of it (``'../dataset/data.jsonl'``): such a script is run from its own folder (minimind's
+    ``cd trainer``), so its launcher starts it there; () for a script at the root, or none."""
+    folder = str(Path(main).parent)
+    if folder == ".":
+        return ()
+    tree = parse_ast((plan.root / main).read_bytes())
+    paths = [
+        (node.lineno, node.col_offset, node.value)
+        for node in (ast.walk(tree) if tree is not None else ())
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and UP_A_FOLDER.match(node.value)
+    ]
+    return (folder, min(paths)[2]) if paths else ()
 
 
 def _set_up_by_an_import(index: RuleIndex, plan: Plan, main: str, data: bytes) -> tuple:

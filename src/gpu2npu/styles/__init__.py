@@ -23,10 +23,13 @@ class Style:
     entry_scripts: bool = False  # its rules insert into the entry scripts, which must be found
     one_entry: bool = False  # exactly one entry script, named by the user (distributed: -m MAIN)
     output_suffix: str = "_msft"  # of the migrated tree: <name><suffix>
-    launcher: str = ""  # a script written at the output root ({main}: the main script's path, {how})
+    # a script written at the output root ({main}: the main script's path, {how}, {start}, {script})
+    launcher: str = ""
     launcher_name: str = ""
     # the launcher's {how}: for a script the mode made multi-card, for one that distributes itself ({setup})
     launcher_headers: Tuple[str, str] = ("", "")
+    # the launcher's {start} for a script run from its own folder ({folder}, {path}: a path of it)
+    launcher_start: str = ""
 
     def launcher_header(self, distributes_itself: str) -> str:
         """What the launcher says of the script; ``distributes_itself``: its own set-up ("" none)."""

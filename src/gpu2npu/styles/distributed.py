@@ -14,7 +14,12 @@ LAUNCHER = """#!/bin/sh
 NPUS=${{1:-8}}
 [ "$#" -gt 0 ] && shift
 export HCCL_WHITELIST_DISABLE=1
-exec torchrun --standalone --nproc_per_node="$NPUS" {main} "$@"
+{start}exec torchrun --standalone --nproc_per_node="$NPUS" {script} "$@"
+"""
+# for a script whose paths are relative to its own folder: started there, as its README does
+START_IN_FOLDER = """# its paths ({path}) are relative to its folder: it starts there,
+# and relative paths among the arguments are read from there too
+cd "$(dirname "$0")"/{folder} || exit 1
 """
 
 # what the launcher's header says of the script: one it made multi-card, one that distributes itself
@@ -41,4 +46,5 @@ STYLE = Style(
     launcher=LAUNCHER,
     launcher_name="run_distributed_npu.sh",
     launcher_headers=(SETS_UP_HCCL, DISTRIBUTES_ITSELF),
+    launcher_start=START_IN_FOLDER,
 )
