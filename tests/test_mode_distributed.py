@@ -1058,3 +1058,53 @@ def test_a_script_that_spawns_its_own_workers_gets_no_device_selected_in_the_par
         .replace("torch.cuda.set_device", "torch.npu.set_device")
         .replace(".cuda(gpu)", ".npu(gpu)")
     )
+
+
+NO_SAMPLER = """import torch
+from torch.utils.data import DataLoader
+
+
+def loaders(train_set, args):
+    train_sampler = None
+    train_loader = DataLoader(
+        train_set, batch_size=2, shuffle=(train_sampler is None), sampler=train_sampler
+    )
+    other = DataLoader(train_set, batch_size=2, shuffle=True, sampler=None)
+    chosen = None
+    if args.weighted:
+        chosen = torch.utils.data.WeightedRandomSampler([1.0] * len(train_set), len(train_set))
+    weighted = DataLoader(train_set, batch_size=2, sampler=chosen)
+    return train_loader, other, weighted
+
+
+def main(train_set, args):
+    model = torch.nn.Linear(1, 1).cuda()
+    for epoch in range(2):
+        for loader in loaders(train_set, args):
+            for x in loader:
+                model(x.cuda()).sum().backward()
+"""
+
+
+def test_a_sampler_that_is_none_is_no_sampler_of_the_project(tmp_path):
+    """SupContrast passes ``sampler=train_sampler`` with ``train_sampler = None``: taken for the
+    project's own sampler, the loader was left whole, every process training on all the data. A
+    sampler only ever None is dropped and the loader sharded (keeping the layout before its
+    ")"); one the script may set is the project's own and stays, with its row."""
+    write(tmp_path / "p" / "main.py", NO_SAMPLER)
+    result, out = distributed(tmp_path, source=tmp_path / "p", main=tmp_path / "p" / "main.py")
+    assert result.returncode == 0, result.stderr
+    text = (out / "main.py").read_text()
+    sampler = "torch.utils.data.distributed.DistributedSampler"
+    assert (
+        "    train_loader = DataLoader(\n"
+        f"        train_set, batch_size=2, sampler={sampler}(train_set, shuffle=(train_sampler is None))\n"
+        "    )\n"
+        f"    other = DataLoader(train_set, batch_size=2, sampler={sampler}(train_set, shuffle=True))\n"
+        "    chosen = None\n"
+    ) in text
+    assert "    weighted = DataLoader(train_set, batch_size=2, sampler=chosen)\n" in text
+    kept = [row[:4] for row in rows(out / "transplant_result_file" / "unsupported_api.csv")[1:]]
+    assert [row for row in kept if row[3] == "torch.utils.data.DataLoader"] == [
+        ["main.py", "14", "14", "torch.utils.data.DataLoader"]
+    ]

@@ -429,6 +429,7 @@ class _Distribute(cst.CSTTransformer):
         self.rank_tests = 0  # enclosing ifs that test the rank
         self.sharded: List[int] = []  # lines of sharded loaders
         self.sharded_names: Set[str] = set()
+        self.bound_to_none: Set[int] = set()  # ids of the Name targets of `x = None` visited so far
         self.guards: Set[int] = set()  # ids of the rank-0 ifs this pass wrote
         self.epochs_set = 0
         # the first line after the wrap, where the wrap is, that binds the model afresh (0: none)
@@ -464,6 +465,8 @@ class _Distribute(cst.CSTTransformer):
 
     def visit_Assign(self, node):
         self.assigned.append(node.targets)
+        if isinstance(node.value, cst.Name) and node.value.value == "None":
+            self.bound_to_none.update(id(t.target) for t in node.targets if isinstance(t.target, cst.Name))
         for target in node.targets:
             for name in _names(target.target):
                 if "loader" in name.lower():
@@ -635,6 +638,9 @@ class _Distribute(cst.CSTTransformer):
         if any(arg.star for arg in call.args):
             self._keep(original, LOADER, rule, "unpacked")
             return call
+        if "sampler" in keywords and self._is_none(original, keywords["sampler"]):
+            no_sampler = keywords.pop("sampler")
+            call = call.with_changes(args=[arg for arg in call.args if arg is not no_sampler])
         if "sampler" in keywords or "batch_sampler" in keywords or len(positional) > 3:
             self._keep(original, LOADER, rule, "sampler")
             return call
@@ -651,7 +657,10 @@ class _Distribute(cst.CSTTransformer):
         sampler = f"{self.plan.sampler}({_code(dataset.value)}, shuffle={shuffle_code})"
         args = [arg for arg in call.args if arg is not shuffle]
         no_space = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
-        args.append(cst.Arg(cst.parse_expression(sampler), keyword=cst.Name("sampler"), equal=no_space))
+        new = cst.Arg(cst.parse_expression(sampler), keyword=cst.Name("sampler"), equal=no_space)
+        args.append(_closing_the_call(new, original.args[-1]) if original.args else new)
+        if len(args) > 1:  # the argument before the new one gives it its place before ")"
+            args[-2] = args[-2].with_changes(whitespace_after_arg=cst.SimpleWhitespace(""))
         line = self._line(original)
         message = f"shard the loader: sampler={sampler} (its shuffle moves into the sampler)"
         self.changes.append(Change(line, line, MODIFY, message, rule))
@@ -661,6 +670,21 @@ class _Distribute(cst.CSTTransformer):
                 self.loader_names[-1].add(name)
                 self.sharded_names.add(name)
         return call.with_changes(args=args)
+
+    def _is_none(self, original: cst.Call, sampler: cst.Arg) -> bool:
+        """``sampler=None``, or a name that is only ever bound to None before the loader
+        (SupContrast's ``train_sampler = None``): no sampler of the project's own."""
+        value = sampler.value
+        if isinstance(value, cst.Name) and value.value == "None":
+            return True
+        original_value = next(
+            arg.value for arg in original.args if arg.keyword and arg.keyword.value == "sampler"
+        )
+        if not isinstance(original_value, cst.Name):
+            return False
+        scope = self.get_metadata(ScopeProvider, original_value, None)
+        bindings = scope[original_value.value] if scope is not None and original_value.value in scope else ()
+        return bool(bindings) and all(id(binding.node) in self.bound_to_none for binding in bindings)
 
     def _is_training(self, dataset, shuffle_code: str) -> bool:
         if shuffle_code not in ("False", "None", "0"):
@@ -807,6 +831,12 @@ def _names(target: cst.BaseExpression) -> List[str]:
     if isinstance(target, (cst.Tuple, cst.List)):
         return [name for element in target.elements for name in _names(element.value)]
     return []
+
+
+def _closing_the_call(new: cst.Arg, last: cst.Arg) -> cst.Arg:
+    """``new`` with the layout before ")" of the call's last argument (a trailing comma, a ")" on
+    its own line)."""
+    return new.with_changes(comma=last.comma, whitespace_after_arg=last.whitespace_after_arg)
 
 
 def _evaluated_twice_safely(node: cst.BaseExpression) -> bool:
