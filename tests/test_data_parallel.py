@@ -144,3 +144,54 @@ def test_distributed_mode_reports_the_lost_prefix_outside_the_main_script_only(t
     assert [row[:4] + row[-1:] for row in unsupported[1:] if row[3] == "torch.nn.DataParallel"] == [
         ["resume.py", "7", "7", "torch.nn.DataParallel", "rules:G2N730"]
     ]
+
+
+CREATE_MODEL = (
+    "import torch\n"
+    "\n"
+    "def create_model(opt):\n"
+    "    model = torch.nn.Linear(2, 2)\n"
+    "    if len(opt.gpu_ids):\n"
+    "        model = torch.nn.DataParallel(model, device_ids=opt.gpu_ids)\n"
+    "    return model\n"
+    "\n"
+    "def create_critic(opt):\n"
+    "    return torch.nn.DataParallel(torch.nn.Linear(2, 1))\n"
+)
+TRAIN = (
+    "from models.models import create_critic, create_model\n"
+    "\n"
+    "model = create_model(opt)\n"
+    "critic = create_critic(opt)\n"
+    "optimizer = model.module.optimizer\n"
+    "net = critic.module if hasattr(critic, 'module') else critic\n"
+)
+
+
+@pytest.mark.parametrize("mode", ["full", "specify-device"])
+def test_a_wrapper_whose_module_another_file_reads_is_kept_and_reported(mode, tmp_path):
+    """pix2pixHD's create_model returns DataParallel(model); train.py reads model.module. The
+    wrapper was replaced by the model, and train.py stopped with AttributeError: 'Linear' object
+    has no attribute 'module'. It stays now, reported; a result read behind hasattr is
+    unwrapped as before."""
+    write(tmp_path / "proj" / "models" / "models.py", CREATE_MODEL)
+    write(tmp_path / "proj" / "train.py", TRAIN)
+    result = run_cli("migrate", "-i", tmp_path / "proj", "-o", tmp_path / "out", "--mode", mode)
+    assert result.returncode == 0, result.stderr
+    out = tmp_path / "out" / "proj_msft"
+    text = (out / "models" / "models.py").read_text()
+    assert "        model = torch.nn.DataParallel(model, device_ids=opt.gpu_ids)\n" in text
+    assert "    return torch.nn.Linear(2, 1)\n" in text
+    kept = rows(out / "transplant_result_file" / "unsupported_api.csv")[1:]
+    assert [row[:5] for row in kept if row[0] == "models/models.py"] == [
+        [
+            "models/models.py",
+            "6",
+            "6",
+            "torch.nn.DataParallel",
+            "kept: torch.nn.DataParallel is not supported on the NPU, and another file reads .module of "
+            "the model this function returns (pix2pixHD: model = create_model(opt), then "
+            "model.module.save()), which the model alone lacks; remove the wrapper and read the model "
+            "itself there, or migrate with the distributed mode",
+        ]
+    ]

@@ -59,6 +59,8 @@ class FileScan:
     reexports: Tuple[Tuple[str, str], ...] = ()
     imports_torch: bool = False  # a line of it imports torch (or a module of it)
     loads_state: bool = False  # it calls .load_state_dict( (a checkpoint a removed wrapper saved?)
+    # functions whose result it reads a removed wrapper's attribute of (model = create_model(); model.module)
+    reads_wrapper_of: FrozenSet[str] = frozenset()
 
 
 def scan_project(
@@ -73,6 +75,7 @@ def scan_project(
     block = index.device_block
     device_name = block.name if block is not None and block.select_statements else None
     helpers = tuple(sorted(index.reexported_edits))
+    attributes = tuple(sorted({attribute for attribute, _, _ in index.kept_wrappers.values()}))
     reexports: Dict[str, str] = {}
     defining: Dict[str, Set[str]] = {method: set() for method in methods}
     extensions: List[Extension] = []
@@ -85,13 +88,15 @@ def scan_project(
     outcomes: List[str] = []
     refusing: Set[str] = set()
     loads_state = False
+    wrapper_read_from: Set[str] = set()
     cuda_only_files: Set[str] = set()
     for rel, data in _python_sources(plan):
-        wanted = (methods, refused, cuda_only, device_name, helpers)
+        wanted = (methods, refused, cuda_only, device_name, helpers, attributes)
         found = _file_scan(rel, data, wanted, (find_entries, read_imports), cache, outcomes)
         imported |= found.imported
         refusing |= found.refusing
         loads_state = loads_state or found.loads_state
+        wrapper_read_from |= found.reads_wrapper_of
         if found.cuda_only:
             cuda_only_files.add(rel)
         if read_imports:
@@ -112,6 +117,7 @@ def scan_project(
     facts = ProjectFacts(method_classes, *_cuda_modules(ops, extensions), frozenset(imported))
     facts.refused_calls = frozenset(refusing)
     facts.loads_state_dicts = loads_state
+    facts.wrapper_read_from = frozenset(wrapper_read_from)
     facts.cuda_only_files = frozenset(cuda_only_files)
     facts.reexports = reexports
     facts.entries = chosen_entries or _entry_scripts(starting, facts, imports) | (
@@ -121,6 +127,26 @@ def scan_project(
         facts.selected_elsewhere = _selected_elsewhere(plan, facts.entries, imports)
         facts.torch_through_imports = _torch_through_imports(facts.entries, imports)
     return ProjectScan(facts, ops, extensions, outcomes.count(CORRUPT))
+
+
+def _reads_wrapper_of(data: bytes, attributes) -> FrozenSet[str]:
+    """The functions whose result the file reads a wrapper's attribute of, outside a test for it:
+    ``create_model`` of ``model = create_model(opt)`` and ``model.module.save()``."""
+    found: Set[str] = set()
+    for attribute in attributes:
+        if b"." + attribute.encode() not in data:
+            continue
+        reads = re.compile(rb"(?<![\w.])([A-Za-z_]\w*)\." + attribute.encode() + rb"\b")
+        read = {
+            match.group(1)
+            for line in data.splitlines()
+            if not _TESTS_FOR_A_WRAPPER.search(line)
+            for match in reads.finditer(line)
+        }
+        found.update(
+            function.decode() for name, function in _ASSIGNED_FROM_A_CALL.findall(data) if name in read
+        )
+    return frozenset(found)
 
 
 def _file_scan(rel: str, data: bytes, wanted, looking, cache, outcomes: List[str]) -> FileScan:
@@ -147,6 +173,7 @@ def _scanned(
     cuda_only,
     device_name,
     helpers,
+    attributes,
     find_entries: bool,
     read_imports: bool,
 ) -> FileScan:
@@ -184,6 +211,7 @@ def _scanned(
         _imported_helpers(tree, imported_helpers) if tree is not None else (),
         _TORCH_IMPORT.search(data) is not None,
         _LOADS_STATE.search(data) is not None,
+        _reads_wrapper_of(data, attributes),
     )
 
 
@@ -427,6 +455,12 @@ _INNER_LOOP = re.compile(rb"^[ \t]+(?:for|while)\b", re.MULTILINE)
 _IMPORTS = re.compile(rb"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import|import[ \t]+([\w. \t,]+))", re.MULTILINE)
 _SELECTION = re.compile(rb"set_device|VISIBLE_DEVICES")
 _LOADS_STATE = re.compile(rb"\.load_state_dict\s*\(")
+# name = f(...) or name = module.f(...): the function whose result the name holds
+_ASSIGNED_FROM_A_CALL = re.compile(
+    rb"(?m)^[ \t]*([A-Za-z_]\w*)[ \t]*=[ \t]*(?:[A-Za-z_]\w*\.)*([A-Za-z_]\w*)\("
+)
+# a line that asks whether an object is wrapped before reading its attribute
+_TESTS_FOR_A_WRAPPER = re.compile(rb"\b(?:hasattr|getattr|isinstance)\(")
 _TORCH_IMPORT = re.compile(rb"^[ \t]*(?:import|from)[ \t]+torch\b(?!_)", re.MULTILINE)
 _DYNAMIC = re.compile(rb"\b(?:import_module|__import__|exec|run_path|run_module)\(")
 

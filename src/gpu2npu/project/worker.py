@@ -199,7 +199,7 @@ def _analyse_python(data: bytes, rel: str):
     if analysis is None:
         return [], []
     tree = parse_ast(data)
-    kept = file_kept(data, tree, _STATE["index"], _STATE["project"].cuda_modules_for(rel))
+    kept = file_kept(data, tree, _STATE["index"], *_STATE["project"].kept_facts(rel))
     return analyse_source(data, rel, tree, analysis), kept
 
 
@@ -220,7 +220,7 @@ def _analyse_only(rel: str, data: bytes, analysis) -> FileResult:
     skipped = "" if tree is not None else unreadable_reason(data)
     result = FileResult(rel, lines=count_lines(data), skipped=skipped)
     result.calls = analyse_source(data, rel, tree, analysis)
-    result.kept = file_kept(data, tree, _STATE["index"], _STATE["project"].cuda_modules_for(rel))
+    result.kept = file_kept(data, tree, _STATE["index"], *_STATE["project"].kept_facts(rel))
     return result
 
 

@@ -23,9 +23,14 @@ from gpu2npu.source.imports import file_imports
 
 
 def file_kept(
-    data: bytes, tree: Optional[ast.AST], index: RuleIndex, cuda_modules: FrozenSet[str] = frozenset()
+    data: bytes,
+    tree: Optional[ast.AST],
+    index: RuleIndex,
+    cuda_modules: FrozenSet[str] = frozenset(),
+    wrapper_read_from: FrozenSet[str] = frozenset(),
 ) -> List[Kept]:
-    """Everything the rules keep in a file, after cheap tests on its bytes."""
+    """Everything the rules keep in a file, after cheap tests on its bytes; ``wrapper_read_from``:
+    the functions whose result some file reads a wrapper's attribute of (``model.module``)."""
     if tree is None:
         return []
     imports = None
@@ -43,7 +48,7 @@ def file_kept(
         kept = [k for k in kept if (k.line, k.key) not in skipped] + guarded
     if any(_mentions(data, name) for name in index.kept_wrappers):
         imports = imports if imports is not None else file_imports(tree)
-        kept += kept_wrappers(tree, imports, index.kept_wrappers)
+        kept += kept_wrappers(tree, imports, index.kept_wrappers, wrapper_read_from)
     if any(rule.keyword.encode() in data for rule in index.argument_strings):
         imports = imports if imports is not None else file_imports(tree)
         kept += kept_argument_strings(tree, imports, index.argument_strings)

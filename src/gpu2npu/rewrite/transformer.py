@@ -69,6 +69,8 @@ class ProjectFacts:
         self.shard_eval = shard_eval  # distributed: shard evaluation loaders too
         self.refused_calls: FrozenSet[str] = frozenset()  # of the index's, those some file makes
         self.loads_state_dicts = False  # some file calls .load_state_dict(
+        # functions whose result some file reads a removed wrapper's attribute of (x = f(); x.module)
+        self.wrapper_read_from: FrozenSet[str] = frozenset()
         self.cuda_only_files: FrozenSet[str] = frozenset()  # modules needing a CUDA-only library to import
         # distributed: (line of the import, set-up call and module) where a module the main script
         # imports sets up the process group or DDP (the script is distributed already); () none
@@ -98,6 +100,10 @@ class ProjectFacts:
         }
         return self.cuda_modules | frozenset(self.cuda_variables.get(rel, ())) | spelled
 
+    def kept_facts(self, rel: str) -> tuple:
+        """What ``file_kept`` reads of these facts for the file at ``rel``."""
+        return self.cuda_modules_for(rel), self.wrapper_read_from
+
     def shared(self) -> tuple:
         """What the processing of every file reads of these facts (for the result cache's keys)."""
         return (
@@ -106,6 +112,7 @@ class ProjectFacts:
             self.shard_eval,
             sorted(self.refused_calls),
             self.loads_state_dicts,
+            sorted(self.wrapper_read_from),
             self.distributed_by,
             sorted(self.reexports.items()),
         )

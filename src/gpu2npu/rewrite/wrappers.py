@@ -1,11 +1,12 @@
 """Which calls of a wrapper the NPU lacks stay (UnwrapModelRule): all of them in a file that reads
-the wrapper's own attribute (``model.module``), which the model alone would not have. Read on
-the stdlib ast before the rewrite pass; every other call of the wrapper is replaced by the model."""
+the wrapper's own attribute (``model.module``), which the model alone would not have, and those in
+a function whose result another file reads it of (pix2pixHD's ``create_model``). Read on the
+stdlib ast before the rewrite pass; every other call of the wrapper is replaced by the model."""
 
 from __future__ import annotations
 
 import ast
-from typing import Dict, List, Tuple
+from typing import Dict, FrozenSet, List, Tuple
 
 from gpu2npu.rewrite.changes import Kept
 from gpu2npu.source.imports import qualify
@@ -13,16 +14,34 @@ from gpu2npu.source.names import dotted
 from gpu2npu.source.parse import module_nodes
 
 
-def kept_wrappers(tree: ast.AST, imports: Dict[str, str], table: Dict[str, Tuple[str, str]]) -> List[Kept]:
-    """``table``: qualified wrapper -> (its attribute holding the model, rule id)."""
+def kept_wrappers(
+    tree: ast.AST,
+    imports: Dict[str, str],
+    table: Dict[str, Tuple[str, str, str]],
+    read_elsewhere: FrozenSet[str] = frozenset(),
+) -> List[Kept]:
+    """``table``: qualified wrapper -> (its attribute holding the model, rule id, tip where another
+    file reads it); ``read_elsewhere``: the functions whose result another file reads it of."""
     kept = []
+    returning = {
+        id(call): node.name
+        for node in module_nodes(tree)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in read_elsewhere
+        for call in ast.walk(node)
+        if isinstance(call, ast.Call)
+    }
     for node in module_nodes(tree):
         if not isinstance(node, ast.Call):
             continue
         name = qualify(dotted(node.func) or "", imports)
-        if name in table and reads_attribute(tree, table[name][0]):
-            line = node.func.lineno
-            kept.append(Kept(line, name, node.func.end_lineno or line, name, table[name][1]))
+        if name not in table:
+            continue
+        attribute, rule_id, returned_tip = table[name]
+        line, end = node.func.lineno, node.func.end_lineno or node.func.lineno
+        if reads_attribute(tree, attribute):
+            kept.append(Kept(line, name, end, name, rule_id))
+        elif id(node) in returning:
+            kept.append(Kept(line, name, end, name, rule_id, tip=returned_tip))
     return kept
 
 

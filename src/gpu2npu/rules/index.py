@@ -288,7 +288,9 @@ class RuleIndex:
     device_string_tips: Dict[str, Dict[str, str]] = field(default_factory=dict)
     replaced_apis: Set[str] = field(default_factory=set)  # calls a rule replaces or reports itself
     refused_calls: Set[str] = field(default_factory=set)  # "method(keyword)": see OptimizeCallRule
-    kept_wrappers: Dict[str, Tuple[str, str]] = field(default_factory=dict)  # -> (attribute, rule id)
+    kept_wrappers: Dict[str, Tuple[str, str, str]] = field(
+        default_factory=dict
+    )  # -> (attribute, rule id, tip)
     remove_imports: Dict[str, "ImportRemoval"] = field(default_factory=dict)  # by module
     # imported function -> rule id: the import goes where that rule's rewrites leave it unused
     droppable_imports: Dict[str, str] = field(default_factory=dict)

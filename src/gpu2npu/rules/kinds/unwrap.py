@@ -6,6 +6,8 @@ The wrapper's own attribute (``attribute``, ``module`` for DataParallel) would b
 that reads it (``model.module.state_dict()``) keeps the call, reported with ``tip``; a read that
 only happens when the object has the attribute (``m.module if hasattr(m, 'module') else m``,
 or behind ``isinstance(m, DataParallel)``) is no such read (gpu2npu.rewrite.wrappers decides).
+So is a call in a function whose result another file reads the attribute of (pix2pixHD's
+``create_model`` returns the wrapper; train.py reads ``model.module.save``), with ``returned_tip``.
 The wrapped model is the ``arg_idx``-th positional argument or the ``arg_keyword`` one. Where
 the project loads a state dict (``net.load_state_dict(checkpoint['net'])``, pytorch-cifar's
 ``--resume``; score_sde's in another file), a checkpoint the original saved through the wrapper
@@ -44,6 +46,11 @@ class UnwrapModel(RuleKind):
         "checkpoint_tip": Field(
             str, default="", help="what to do where the file also loads a state dict the wrapper saved"
         ),
+        "returned_tip": Field(
+            str,
+            default="",
+            help="what to do where another file reads the attribute of what a function returns",
+        ),
     }
 
     def validate(self, fields):
@@ -54,7 +61,11 @@ class UnwrapModel(RuleKind):
     def compile(self, rule, index):
         index.add_call_edit(rule["func_name"], rule, self.apply)
         index.replaced_apis.add(rule["func_name"])
-        index.kept_wrappers[rule["func_name"]] = (rule["attribute"], rule.id)
+        index.kept_wrappers[rule["func_name"]] = (
+            rule["attribute"],
+            rule.id,
+            rule["returned_tip"] or rule["tip"],
+        )
 
     def trigger_words(self, rule):
         return {last(rule["func_name"])}
