@@ -1108,3 +1108,36 @@ def test_a_sampler_that_is_none_is_no_sampler_of_the_project(tmp_path):
     assert [row for row in kept if row[3] == "torch.utils.data.DataLoader"] == [
         ["main.py", "14", "14", "torch.utils.data.DataLoader"]
     ]
+
+
+INIT_THROUGH_AN_ALIAS = """import torch
+
+
+def train(args, build):
+    ssd_net = build()
+    net = ssd_net
+    if args.cuda:
+        net = net.cuda()
+
+    if not args.resume:
+        print("Initializing weights...")
+        ssd_net.extras.apply(weights_init)
+        ssd_net.loc.apply(weights_init)
+    optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+    for epoch in range(2):
+        net(torch.ones(1)).sum().backward()
+"""
+
+
+def test_the_wrap_follows_the_initialisation_of_submodules_through_an_alias(tmp_path):
+    """ssd.pytorch draws its new layers' weights after the move, through the alias ssd_net
+    (``net = ssd_net``) and in an ``if not args.resume:``: DDP, wrapped before, copied rank 0's
+    old weights, and each process then drew its own. The wrap follows that block now."""
+    write(tmp_path / "p" / "train.py", INIT_THROUGH_AN_ALIAS)
+    result, out = distributed(tmp_path, "-t", "net", source=tmp_path / "p")
+    assert result.returncode == 0, result.stderr
+    assert (
+        "        ssd_net.loc.apply(weights_init)\n"
+        "    net = torch.nn.parallel.DistributedDataParallel(net, device_ids=[LOCAL_RANK])\n"
+        "    optimizer = torch.optim.SGD(net.parameters(), lr=0.1)\n"
+    ) in (out / "train.py").read_text()

@@ -233,6 +233,7 @@ class _MoveScan(cst.CSTVisitor):
         self.calls: Dict[int, int] = {}  # id of the Name a call calls -> line of the call
         self.fresh: List[Tuple[cst.CSTNode, int]] = []  # (scope, line): target = a value not read from it
         self.reads: List[Tuple[int, str]] = []  # (line, code of an argument) of load*(...) and open(...)
+        self.aliases: Set[str] = {target}  # names bound to the same module (ssd's net = ssd_net)
 
     def visit_Module(self, node):
         self.scopes.append(node)
@@ -268,6 +269,7 @@ class _MoveScan(cst.CSTVisitor):
             self.reads += [(line, _code(arg.value)) for arg in node.args]
 
     def visit_SimpleStatementLine(self, node):
+        self.aliases |= _aliased(node, self.aliases)
         moved = _moved(node)
         if moved and moved not in self.moved:
             self.moved[moved] = self.get_metadata(PositionProvider, node).start.line
@@ -305,12 +307,51 @@ class _MoveScan(cst.CSTVisitor):
         # then the discriminator's weights)
         wrapper = self.plan.wrapper.split("(")[0]
         for following in body[position + 1 :]:
-            receiver = _applied_to(following)
-            if receiver is None and not _wraps(following, wrapper):
+            receivers = _initialised(following)
+            if not receivers and not _wraps(following, wrapper):
                 break
-            if receiver == self.target:
+            if any(_part_of(receiver, self.aliases) for receiver in receivers):
                 self.anchor = following
         self.anchor_line = self.get_metadata(PositionProvider, self.anchor).end.line
+
+
+def _initialised(statement: cst.CSTNode) -> List[str]:
+    """The receivers of ``receiver.apply(...)`` lines: the statement's own, or those of an ``if``
+    that holds only such lines and messages (ssd's ``if not args.resume: print(...);
+    ssd_net.extras.apply(weights_init)``); [] for any other statement."""
+    if isinstance(statement, cst.If) and statement.orelse is None:
+        lines = statement.body.body if isinstance(statement.body, cst.IndentedBlock) else []
+        receivers = [_applied_to(line) for line in lines]
+        if lines and all(r is not None or _is_message(line) for r, line in zip(receivers, lines)):
+            return [r for r in receivers if r is not None]
+        return []
+    receiver = _applied_to(statement)
+    return [receiver] if receiver is not None else []
+
+
+def _is_message(line: cst.CSTNode) -> bool:
+    """``print(...)`` or ``log*.info(...)`` alone on its line."""
+    if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
+        return False
+    call = line.body[0].value if isinstance(line.body[0], cst.Expr) else None
+    return isinstance(call, cst.Call) and _called_name(call) in ("print", "info", "debug", "warning")
+
+
+def _part_of(receiver: str, names: Set[str]) -> bool:
+    """``receiver`` is one of ``names`` or a submodule of one (``ssd_net.extras``)."""
+    return receiver.split(".", 1)[0] in names if "." in receiver else receiver in names
+
+
+def _aliased(line: cst.SimpleStatementLine, names: Set[str]) -> Set[str]:
+    """The name ``a = b`` binds to one of ``names`` (either side): ssd's ``net = ssd_net``."""
+    statement = line.body[0] if len(line.body) == 1 else None
+    if not (isinstance(statement, cst.Assign) and len(statement.targets) == 1):
+        return set()
+    left, right = statement.targets[0].target, statement.value
+    if isinstance(left, cst.Name) and isinstance(right, cst.Name):
+        if left.value in names or right.value in names:
+            return {left.value, right.value}
+    return set()
 
 
 def _applied_to(statement: cst.CSTNode) -> Optional[str]:
