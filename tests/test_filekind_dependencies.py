@@ -14,6 +14,7 @@ from helpers import builtin_index, index_with, migrate_file, run_cli
 from helpers import rows as csv_rows
 
 from gpu2npu.filekinds import classify
+from gpu2npu.filekinds._dependencies import only_older
 from gpu2npu.filekinds.packaging import poetry_specifier, setup_py_dependencies
 from gpu2npu.rules.loader import load_builtin_rules
 from gpu2npu.versions import known_versions
@@ -699,6 +700,8 @@ def test_torch_no_file_lists_is_planned_once_for_the_top_file_and_not_called_add
         ["0", "bitsandbytes", "bitsandbytes==0.40.0", "requirements.txt", "2", "no NPU equivalent"],
         ["1", "torch", "torch==2.1.0", "requirements.txt", "0", "to install"],
         ["2", "torch_npu", "torch_npu==2.1.0.post17", "requirements.txt", "0", "to install"],
+        # qlora pins a transformers release from before the NPU's (4.32.0)
+        ["3", "transformers", "transformers==4.31.0", "requirements.txt", "1", "kept"],
     ]
     for name, text in files.items():
         assert (tmp_path / "out" / "proj_msft" / name).read_text() == text
@@ -711,4 +714,54 @@ def test_a_torch_range_that_excludes_the_target_still_plans_torch_npu(tmp_path):
     assert planned(tmp_path, {"setup.py": setup}, "2.8.0") == [
         ["1", "torch", "torch>=2.7.0,<2.7.1", "setup.py", "3", "kept"],
         ["2", "torch_npu", "torch_npu==2.8.0.post4", "setup.py", "0", "to install"],
+    ]
+
+
+@pytest.mark.parametrize(
+    "spec,older",
+    [
+        ("==4.2.1", True),
+        ("<4.20", True),
+        ("~=4.30.0", True),
+        (">4.31.0,<4.32", True),
+        ("", False),
+        (">=4.2", False),
+        ("==4.40", False),
+        ("~=4.30", False),
+        ("<5", False),
+        ("==not-a-version", False),
+    ],
+)
+def test_a_requirement_allowing_only_releases_older_than_another_is_told_apart(spec, older):
+    assert only_older(spec, "4.32.0") is older
+
+
+def test_a_library_pinned_before_it_knew_the_npu_is_kept_and_reported(tmp_path):
+    """SimCSE pins transformers==4.2.1, whose TrainingArguments refuse --fp16 off CUDA: every
+    documented training command stopped at its arguments on the NPU, with no row. A release that
+    knows the NPU gets no row, as before."""
+    files = {"requirements.txt": "transformers==4.2.1\naccelerate<0.21\n", "dev.txt": "transformers>=4.40\n"}
+    assert [row for row in planned(tmp_path, files, "2.8.0") if row[0] == "3"] == [
+        ["3", "accelerate", "accelerate<0.21", "requirements.txt", "2", "kept"],
+        ["3", "transformers", "transformers==4.2.1", "requirements.txt", "1", "kept"],
+    ]
+    manual = csv_rows(tmp_path / "out" / "proj_msft" / "transplant_result_file" / "manual_work.csv")
+    assert [row[:5] for row in manual if row[0] == "requirements.txt"] == [
+        [
+            "requirements.txt",
+            "1",
+            "1",
+            "transformers==4.2.1",
+            "require transformers>=4.32.0: an older release knows no NPU, so its Trainer keeps CUDA-only "
+            "paths there (with --fp16 its TrainingArguments raise ValueError: ... can only be used on "
+            "CUDA devices)",
+        ],
+        [
+            "requirements.txt",
+            "2",
+            "2",
+            "accelerate<0.21",
+            "require accelerate>=0.21.0: an older release knows no NPU, so Accelerator() places the model "
+            "and batches on CUDA or the CPU",
+        ],
     ]

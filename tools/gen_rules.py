@@ -336,6 +336,8 @@ def dependency_rules() -> List[dict]:
             "conflicts": row["conflicts"],
             "source": row["source"],
         }
+        if row["npu_since"]:
+            entry["npu_since"] = row["npu_since"]
         example = DEPENDENCY_EXAMPLES.get(row["package"])
         if example:
             before = example.format(torch=newest)

@@ -215,6 +215,20 @@ def allows(spec: str, version: str) -> Optional[bool]:
         return None
 
 
+def only_older(spec: str, release: str) -> bool:
+    """Whether a specifier allows only releases older than ``release`` (==4.2.1, <4.20,
+    ~=4.30.0), judged by ``release`` and the releases it names; False where it cannot be read."""
+    from packaging.version import InvalidVersion, Version
+
+    if not spec.strip() or allows(spec, release) is not False:
+        return False
+    try:
+        named = [Version(v) for v in re.findall(r"[0-9]+(?:\.[0-9]+)*", LOCAL_LABEL.sub("", spec))]
+    except InvalidVersion:
+        return False
+    return not any(v >= Version(release) and allows(spec, str(v)) for v in named)
+
+
 def pinned_release(spec: str) -> Optional[str]:
     """The release a '==' or '===' specifier pins (local label aside), or None."""
     match = re.fullmatch(r"\(?\s*={2,3}\s*([0-9][A-Za-z0-9.]*)(\+[A-Za-z0-9.]+)?\s*\)?", spec.strip())
@@ -597,6 +611,9 @@ class _Planner:
         if rule is None:
             return
         status = rule["status"]
+        if rule["npu_since"]:
+            self.older_than_npu_support(item, rule)
+            return
         self.plan.dependencies.append(
             PlannedDependency(
                 install_order=rule["install_order"],
@@ -616,6 +633,28 @@ class _Planner:
         tip = rule["action"] + (f" (conflicts: {rule['conflicts']})" if rule["conflicts"] else "")
         category = UNSUPPORTED if status == "no NPU equivalent" else LIMITED
         self.report(item, item.requirement.name, tip, rule.id, category)
+
+    def older_than_npu_support(self, item: Written, rule) -> None:
+        """A package that knows the NPU from ``npu_since`` on: nothing to say of a requirement a
+        release that new meets; one that allows only older releases is kept and reported."""
+        requirement = item.requirement
+        if requirement.url or not only_older(requirement.spec, rule["npu_since"]):
+            return
+        self.plan.dependencies.append(
+            PlannedDependency(
+                install_order=rule["install_order"],
+                package=rule["package"],
+                requirement=requirement.written,
+                line=item.line,
+                status="kept",
+                npu_route=rule["npu_route"],
+                action=rule["action"],
+                conflicts=rule["conflicts"],
+                source=rule["source"],
+                rule=rule.id,
+            )
+        )
+        self.report(item, requirement.written, rule["action"], rule.id)
 
     def sources(self, item: Written, pinned: bool) -> None:
         requirement = item.requirement

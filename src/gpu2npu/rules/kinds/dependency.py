@@ -3,7 +3,10 @@ with it on the NPU: its ``status`` (``drop-in``: an NPU build or package takes i
 as is``; ``no NPU equivalent``; ``not needed``: CUDA runtime pieces that CANN replaces), the NPU
 route, the action, the step of the install order it belongs to (0: not installed on the NPU;
 1 torch, 2 torch_npu, 3 packages that only need torch, 4 packages built against torch_npu) and
-the known conflicts. ``package`` and ``aliases`` are pip or conda names, compared normalised
+the known conflicts. With ``npu_since`` (transformers: 4.32.0) the package works as is from that
+release on and gets no row then; a requirement that allows only older releases (SimCSE's
+``transformers==4.2.1``, whose Trainer refuses ``--fp16`` off CUDA) is kept and reported with
+``action``. ``package`` and ``aliases`` are pip or conda names, compared normalised
 (``flash_attn`` is ``flash-attn``); a ``*`` matches any run of characters (``cupy-cuda*``).
 
 Dependency files never drop such a requirement (the code that imports it still needs it until it
@@ -36,6 +39,9 @@ class Dependency(FileRuleKind):
         "install_order": Field(int, required=True, help="0 not installed, 3 needs torch, 4 needs torch_npu"),
         "conflicts": Field(str, default="", help="what must not be installed with it"),
         "source": Field(str, required=True, help="where the facts come from (kb/README.md ids)"),
+        "npu_since": Field(
+            str, default="", help="the first release that knows the NPU (older ones are reported)"
+        ),
     }
 
     def validate(self, fields):
@@ -44,6 +50,8 @@ class Dependency(FileRuleKind):
                 return f"{name!r} is not a package name (letters, digits, '.', '_', '-', '*')"
         if fields["status"] not in STATUSES:
             return f"'status' must be one of {', '.join(STATUSES)}, not {fields['status']!r}"
+        if fields["npu_since"] and not re.fullmatch(r"[0-9]+(\.[0-9]+)*", fields["npu_since"]):
+            return f"'npu_since' must be a release such as 4.32.0, not {fields['npu_since']!r}"
         if not 0 <= fields["install_order"] <= 9:
             return f"'install_order' must be a step from 0 to 9, not {fields['install_order']}"
         return None
