@@ -614,20 +614,7 @@ class _Planner:
         if rule["npu_since"]:
             self.older_than_npu_support(item, rule)
             return
-        self.plan.dependencies.append(
-            PlannedDependency(
-                install_order=rule["install_order"],
-                package=rule["package"],
-                requirement=item.requirement.written,
-                line=item.line,
-                status=PLAN_STATUS[status],
-                npu_route=rule["npu_route"],
-                action=rule["action"],
-                conflicts=rule["conflicts"],
-                source=rule["source"],
-                rule=rule.id,
-            )
-        )
+        self.rule_row(item, rule, PLAN_STATUS[status])
         if status == "works as is":
             return
         tip = rule["action"] + (f" (conflicts: {rule['conflicts']})" if rule["conflicts"] else "")
@@ -640,13 +627,18 @@ class _Planner:
         requirement = item.requirement
         if requirement.url or not only_older(requirement.spec, rule["npu_since"]):
             return
+        self.rule_row(item, rule, "kept")
+        self.report(item, requirement.written, rule["action"], rule.id)
+
+    def rule_row(self, item: Written, rule, status: str) -> None:
+        """The plan's row of a DependencyRule's package, with ``status``."""
         self.plan.dependencies.append(
             PlannedDependency(
                 install_order=rule["install_order"],
                 package=rule["package"],
-                requirement=requirement.written,
+                requirement=item.requirement.written,
                 line=item.line,
-                status="kept",
+                status=status,
                 npu_route=rule["npu_route"],
                 action=rule["action"],
                 conflicts=rule["conflicts"],
@@ -654,7 +646,6 @@ class _Planner:
                 rule=rule.id,
             )
         )
-        self.report(item, requirement.written, rule["action"], rule.id)
 
     def sources(self, item: Written, pinned: bool) -> None:
         requirement = item.requirement
