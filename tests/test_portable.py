@@ -374,3 +374,45 @@ def test_autocast_given_its_flag_by_position_gets_it_as_enabled_and_runs(tmp_pat
         [sys.executable, "-c", program], cwd=tmp_path, capture_output=True, text=True, env=plain_env()
     )
     assert (ran.returncode, ran.stdout) == (0, "torch.bfloat16\ntorch.float32\n"), ran.stderr
+
+
+DEFAULT_TYPE = """\
+import torch
+
+if torch.cuda.is_available():
+    torch.set_default_tensor_type('torch.cuda.FloatTensor')
+else:
+    torch.set_default_tensor_type("torch.FloatTensor")
+\"\"\"Sets torch.cuda.FloatTensor as the default.\"\"\"
+"""
+
+
+def test_a_cuda_tensor_type_named_by_a_string_is_kept_and_reported(tmp_path):
+    """ssd.pytorch: the accelerator guard ran set_default_tensor_type('torch.cuda.FloatTensor') on
+    the NPU, where the string names no type, and no row said so. The string stays (no one string
+    names a type of every device) and gets a row with the device-agnostic calls; the CPU's type and
+    the docstring get none."""
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "train.py").write_text(DEFAULT_TYPE)
+    result = run_cli("migrate", "-i", project, "-o", tmp_path / "out", "--target", "portable")
+    assert result.returncode == 0, result.stderr
+    out = tmp_path / "out" / "proj_msft"
+    assert (out / "train.py").read_text() == DEFAULT_TYPE.replace(
+        "torch.cuda.is_available()", "torch.accelerator.is_available()"
+    )
+    rows = list(csv.reader((out / "transplant_result_file" / "manual_work.csv").open()))
+    tip = (
+        "a legacy CUDA tensor type by name, CUDA only (no one string names a type of every device): "
+        "instead of torch.set_default_tensor_type('torch.cuda.FloatTensor'), "
+        "torch.set_default_dtype(torch.float32) and torch.set_default_device(DEVICE_TYPE); instead of "
+        "x.type('torch.cuda.HalfTensor'), x.to(DEVICE_TYPE, torch.float16) (DEVICE_TYPE: bound by "
+        "gpu2npu, or torch.accelerator)"
+    )
+    assert rows[1:] == [
+        ["train.py", "4", "4", "torch.cuda.FloatTensor", tip, "unsupported", "G2N982", "python", ""]
+    ]
+    check = run_cli("check", "--target", "portable", "--format", "json", ".", cwd=out)
+    assert check.returncode == 1
+    found = [(f["file"], f["line"], f["rule"]) for f in json.loads(check.stdout)["findings"]]
+    assert found == [("train.py", 4, "G2N982")]

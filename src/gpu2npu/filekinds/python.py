@@ -2,7 +2,8 @@
 A ``setup.py`` also declares the project's dependencies: they join the dependency plan. An
 environment variable an EnvVarReportRule knows is reported where a string literal names it
 (``os.environ['NCCL_SOCKET_IFNAME'] = ...``), as where a launcher exports it, and an attribute
-an AttributeReportRule knows where it is read (``x.is_cuda``). A command a CommandReportRule knows
+an AttributeReportRule knows where it is read (``x.is_cuda``), a literal a StringReportRule knows
+where it is written (``'torch.cuda.FloatTensor'``). A command a CommandReportRule knows
 is reported where the code runs it (``os.popen("nvidia-smi -L")``, ``subprocess.run(["nvidia-smi",
 ...])``), as where a launcher does."""
 
@@ -40,34 +41,40 @@ def declared_dependencies(data: bytes, rel: str, index, tree=None):
 
 
 def python_reports(data: bytes, index, tree=None, kept=()) -> List[Reported]:
-    """What the reporting rules find in Python code: variables (EnvVarReportRule) and attribute
-    reads (AttributeReportRule); the file is parsed here only if a byte scan finds one of them
-    and the run has not parsed it yet."""
+    """What the reporting rules find in Python code: variables (EnvVarReportRule), literals
+    (StringReportRule) and attribute reads (AttributeReportRule); the file is parsed here only if
+    a byte scan finds one of them and the run has not parsed it yet."""
     tables = shell_tables(index)
     words = list(tables.reported_names) + [prefix for prefix, _ in tables.reported_prefixes]
-    variables = any(word.encode() in data for word in words)
+    literals = {text: rule for rule in index.rules_of("StringReportRule") for text in rule["texts"]}
+    named = any(word.encode() in data for word in words + list(literals))
     commands = any(command.encode() in data for command in tables.commands)
     attributes = {rule["attribute"]: rule for rule in index.rules_of("AttributeReportRule")}
     attributes = {name: rule for name, rule in attributes.items() if f".{name}".encode() in data}
-    if not (variables or commands or attributes) or (tree is None and (tree := parse_ast(data)) is None):
+    if not (named or commands or attributes) or (tree is None and (tree := parse_ast(data)) is None):
         return []
-    rows = _variables_reported(tree, tables) if variables else []
+    rows = _literals_reported(tree, tables, literals) if named else []
     rows += _commands_reported(tree, tables) if commands else []
     return sorted(rows + (_attributes_reported(tree, attributes, kept) if attributes else []))
 
 
-def _variables_reported(tree, tables) -> List[Reported]:
-    """A row for each string literal that is a variable an EnvVarReportRule reports (whole
-    literals only, docstrings aside); a variable an EnvVarRenameRule renames is renamed instead."""
+def _literals_reported(tree, tables, literals) -> List[Reported]:
+    """A row for each string literal that is a variable an EnvVarReportRule reports, or a text a
+    StringReportRule does (whole literals only, docstrings aside); a variable an EnvVarRenameRule
+    renames is renamed instead."""
     prose = {id(node.value) for node in module_nodes(tree) if isinstance(node, ast.Expr)}
     rows = set()
     for node in module_nodes(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in prose:
-            rule = None if node.value in tables.renames else tables.reported_variable(node.value)
+            rule = literals.get(node.value) or _variable_rule(node.value, tables)
             if rule is not None:
                 where = (node.lineno, node.end_lineno)
                 rows.add(Reported(*where, node.value, rule["tip"], rule.id, rule["category"]))
     return list(rows)
+
+
+def _variable_rule(text: str, tables):
+    return None if text in tables.renames else tables.reported_variable(text)
 
 
 def _commands_reported(tree, tables) -> List[Reported]:
