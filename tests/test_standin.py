@@ -1622,3 +1622,78 @@ def test_distributed_launcher_starts_a_script_in_the_folder_its_paths_are_relati
     ]
     multi = run_program([*launcher, "2"], cwd=tmp_path, env=plain_env(PATH=path))
     assert (multi.returncode, multi.stdout) == (0, "epoch 0 done\n"), multi.stderr
+
+
+OWN_ATTRIBUTES = """import torch
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = torch.nn.Linear(2, 2)
+        self.hyperparams = {"lr": 0.1}
+        self.seen = 0
+
+    def forward(self, x):
+        return self.body(x)
+
+    def describe(self):
+        return f"seen {self.seen}"
+
+
+def main():
+    model = Net().cuda()
+    opt = torch.optim.SGD(model.parameters(), lr=model.hyperparams["lr"])
+    for epoch in range(1):
+        x = torch.ones(4, 2).cuda()
+        loss = model(x).sum()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        model.seen += x.size(0)
+    print(model.describe(), model.body.out_features, flush=True)
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_the_model_s_own_attributes_go_through_module_after_the_wrap(tmp_path):
+    """PyTorch-YOLOv3 reads model.hyperparams and adds to model.seen after the model is built: on
+    the DistributedDataParallel wrapper each raised AttributeError. Every attribute the wrapper does
+    not answer as the model did (its own data, a submodule, a method of its class) goes through
+    .module; parameters() and the call stay on the wrapper."""
+    require_torch()
+    write(tmp_path / "proj" / "train.py", OWN_ATTRIBUTES)
+    result = run_cli(
+        "migrate", "-i", tmp_path / "proj", "-o", tmp_path / "out", "distributed", "-m", "train.py"
+    )
+    assert result.returncode == 0, result.stderr
+    migrated = tmp_path / "out" / "proj_msft_multi"
+    lines = (migrated / "train.py").read_text().splitlines()
+    start = lines.index("def main():")
+    assert lines[start + 1 : start + 12] == [
+        "    model = Net().npu()",
+        "    model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[LOCAL_RANK])",
+        '    opt = torch.optim.SGD(model.parameters(), lr=model.module.hyperparams["lr"])',
+        "    for epoch in range(1):",
+        "        x = torch.ones(4, 2).npu()",
+        "        loss = model(x).sum()",
+        "        opt.zero_grad()",
+        "        loss.backward()",
+        "        opt.step()",
+        "        model.module.seen += x.size(0)",
+        "    print(model.module.describe(), model.module.body.out_features, flush=True)",
+    ]
+    path = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
+    launcher = gpu2npu_command() + [
+        "run",
+        "--devices",
+        "2",
+        "--",
+        "sh",
+        str(migrated / "run_distributed_npu.sh"),
+    ]
+    multi = run_program([*launcher, "2"], cwd=migrated, env=plain_env(PATH=path))
+    assert (multi.returncode, multi.stdout) == (0, "seen 4 2\n" * 2), multi.stderr

@@ -600,38 +600,48 @@ class _Distribute(cst.CSTTransformer):
                 merged.append(statement)
         return merged
 
-    def _through_module(self, original: cst.Call, updated: cst.Call) -> cst.Call:
-        func = updated.func
-        if self.scan.in_place is not None:  # DataParallel's keys: the script reads .module itself
-            return updated
-        if not (
-            isinstance(func, cst.Attribute)
-            and func.attr.value in self.plan.module_methods
-            and _code(func.value) == self.target
-        ):
-            return updated
-        method = f"{self.target}.{func.attr.value}"
+    def leave_Attribute(self, original_node, updated_node):
+        if self.plan.wrapper and self.scan.anchor is not None and self._model_s_own(original_node):
+            return self._through_module(original_node, updated_node)
+        return updated_node
+
+    def _model_s_own(self, node: cst.Attribute) -> bool:
+        """``model.<attribute>`` that the wrapper does not answer as the model did: a method whose
+        result must keep the model's keys (state_dict), or any attribute but its own members."""
+        if self.scan.in_place is not None or _code(node.value) != self.target:
+            return False  # in place of DataParallel: the script reads .module itself
+        name = node.attr.value
+        if name in self.plan.module_methods:
+            return True
+        members = self.plan.wrapper_members
+        return bool(members) and name not in members and not name.startswith("_")
+
+    def _through_module(self, original: cst.Attribute, updated: cst.Attribute) -> cst.Attribute:
+        name = f"{self.target}.{original.attr.value}"
         if self.scopes[-1] is self.scan.anchor_scope:
             line = self._line(original)
             if line <= self.scan.anchor_line:
                 return updated
             if 0 < self.rebound < line:  # the model built again: the bare one, as far as can be told
                 text = model_tip(self.plan, "rebound", self.target)
-                self._keep(original, method, self.plan.wrapper_rule, "rebound", works=True, text=text)
+                self._keep(original, name, self.plan.wrapper_rule, "rebound", works=True, text=text)
                 return updated
         else:
-            after = self._runs_after_the_wrap(original.func.value)
+            after = self._runs_after_the_wrap(original.value)
             if after is None:
                 return updated
             if not after:
                 text = model_tip(self.plan, "function", self.target)
-                self._keep(original, method, self.plan.wrapper_rule, "function", text=text)
+                self._keep(original, name, self.plan.wrapper_rule, "function", text=text)
                 return updated
-        through = cst.parse_expression(f"{self.target}.module")
-        message = f"call {self.target}.module.{func.attr.value}: the model is wrapped in DDP"
+        attribute = original.attr.value
+        if attribute in self.plan.module_methods:
+            message = f"call {self.target}.module.{attribute}: the model is wrapped in DDP"
+        else:
+            message = f"read {self.target}.module.{attribute}: the model's own, not the DDP wrapper's"
         line = self._line(original)
         self.changes.append(Change(line, line, MODIFY, message, self.plan.wrapper_rule))
-        return updated.with_changes(func=func.with_changes(value=through))
+        return updated.with_changes(value=cst.parse_expression(f"{self.target}.module"))
 
     def _runs_after_the_wrap(self, model: cst.BaseExpression) -> Optional[bool]:
         """For the model read in a function: None when it is not the binding the wrap replaces;
@@ -668,8 +678,6 @@ class _Distribute(cst.CSTTransformer):
         names = {q.name for q in self.get_metadata(QualifiedNameProvider, original_node.func, set())}
         if names & self.plan.loaders and self.plan.sampler:
             return updated_node if self.wrap_only else self._shard(original_node, updated_node)
-        if self.plan.wrapper and self.scan.anchor is not None:
-            return self._through_module(original_node, updated_node)
         return updated_node
 
     def _shard(self, original: cst.Call, call: cst.Call) -> cst.Call:

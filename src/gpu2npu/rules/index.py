@@ -191,6 +191,7 @@ class DistributedPlan:
     wrapper: str = ""  # DistributedDataParallel, with its arguments after the model: "{model}"
     wrapper_rule: str = ""
     module_methods: FrozenSet[str] = frozenset()  # model methods that go through .module after it
+    wrapper_members: FrozenSet[str] = frozenset()  # the wrapper's attributes; others go through .module
     replaces: FrozenSet[str] = frozenset()  # wrappers of the model (DataParallel) the wrap replaces
     move: str = ""  # the model moved to the device: "{model}.npu()"
     loaders: FrozenSet[str] = frozenset()  # qualified DataLoader names

@@ -1,9 +1,11 @@
 """DistributedDataParallelRule (msFmkTransplt's name), for ``distributed -m MAIN -t MODEL``: in the
 main script, MODEL (or each of several, ``-t netG,netD``) is wrapped once, after the first
 statement that moves it to the device, and its ``module_methods`` calls after that point go
-through ``.module``. Where the script wraps MODEL in one of ``replaces`` (DataParallel), the wrap takes
-that wrapper's place (the model ``move``d to the device first): the same ``.module`` and checkpoint
-keys, so nothing else changes. A script that calls one of
+through ``.module``, as do its attributes that are not ``wrapper_members`` (the wrapper's own:
+``model.hyperparams``, a submodule ``model.encoder`` or a method of the model's class would raise
+AttributeError on the wrapper). Where the script wraps MODEL in one of ``replaces``
+(DataParallel), the wrap takes that wrapper's place (the model ``move``d to the device first): the
+same ``.module`` and checkpoint keys, so nothing else changes. A script that calls one of
 ``setups`` (its own process group or DDP, DeepSpeed, Lightning, Accelerate, FSDP) is distributed
 already and left alone. The pass is gpu2npu.rewrite.distributed; its tips may name ``{model}`` (the
 model) and, ``already``, ``{setup}`` (the set-up call found).
@@ -14,6 +16,7 @@ model) and, ``already``, ``{setup}`` (the set-up call found).
           wrapper: "torch.nn.parallel.DistributedDataParallel({model}, device_ids=[LOCAL_RANK])"
           setups: [torch.distributed.init_process_group, torch.nn.parallel.DistributedDataParallel]
           module_methods: [state_dict, load_state_dict]
+          wrapper_members: [module, parameters, train, eval, no_sync, ...]
           replaces: [torch.nn.DataParallel]
           move: "{model}.npu()"
           tips: {already: "... {setup} ...", no_move: "...", inferred: "... {model} ...",
@@ -40,6 +43,9 @@ class DistributedModel(RuleKind):
         "wrapper": Field(str, required=True, help="the wrapping call, {model} standing for the model"),
         "setups": Field(list, default=[], help="calls that mean the script is distributed already"),
         "module_methods": Field(list, default=[], help="model methods called through .module after it"),
+        "wrapper_members": Field(
+            list, default=[], help="the wrapper's attributes; others go through .module"
+        ),
         "replaces": Field(list, default=[], help="wrappers of the model the wrap takes the place of"),
         "move": Field(str, default="", help="the model moved to the device, {model} standing for it"),
         "tips": Field(dict, required=True, help="what to do: " + ", ".join(TIPS)),
@@ -51,6 +57,8 @@ class DistributedModel(RuleKind):
             return f"'wrapper' must be a call with {{model}} in it, not {shortened(fields['wrapper'])}"
         if any(not is_identifier(str(m)) for m in fields["module_methods"]):
             return "'module_methods' must be method names"
+        if any(not is_identifier(str(m)) for m in fields["wrapper_members"]):
+            return "'wrapper_members' must be attribute names"
         if fields["move"] and (
             "{model}" not in fields["move"] or not is_expression(fields["move"].replace("{model}", "m"))
         ):
@@ -65,6 +73,7 @@ class DistributedModel(RuleKind):
         plan.wrapper_rule = rule.id
         plan.setups = frozenset(rule["setups"])
         plan.module_methods = frozenset(rule["module_methods"])
+        plan.wrapper_members = frozenset(rule["wrapper_members"])
         plan.replaces = frozenset(rule["replaces"])
         plan.move = rule["move"]
         plan.tips.update(rule["tips"])
