@@ -595,3 +595,41 @@ def test_a_kept_test_whose_other_side_raises_still_fails(tmp_path):
     returncode, kept, _ = kept_findings(tmp_path, NPU_SIDE_RAISES)
     assert returncode == 1
     assert kept == [(5, "G2N090", "error"), (5, "G2N296", "warning")]
+
+
+RECORDED_RNG = """import torch
+
+
+class Deterministic(torch.nn.Module):
+    def record_rng(self, *args):
+        self.cpu_state = torch.get_rng_state()
+        if torch.cuda._initialized:
+            self.cuda_in_fwd = True
+"""
+
+
+def test_a_test_of_cuda_s_initialisation_is_reported_as_never_true_on_the_npu(tmp_path):
+    """DALLE-pytorch's reversible layers record the device's RNG state only where
+    torch.cuda._initialized, which is never true on an NPU machine: recomputed layers then draw
+    other dropout masks, and no row said so. The test stays (no rewrite is right on its own) and
+    is reported with what to change, and check fails on it."""
+    write(tmp_path / "proj" / "reversible.py", RECORDED_RNG)
+    result = run_cli("migrate", "-i", tmp_path / "proj", "-o", tmp_path / "out")
+    assert result.returncode == 0, result.stderr
+    out = tmp_path / "out" / "proj_msft"
+    assert "        if torch.cuda._initialized:\n" in (out / "reversible.py").read_text()
+    tip = (
+        "always False on an NPU machine (CUDA is never initialised there), so what it guards never runs: "
+        "where that saves and restores the device's RNG state for a recomputed layer, the NPU's is not "
+        "restored and dropout draws another mask in the backward pass; test torch_npu.npu.is_initialized() "
+        "instead, and give torch.random.fork_rng and set_device_states the NPU's device type "
+        "(device_type='npu')"
+    )
+    reported = [row[:8] for row in rows(out / "transplant_result_file" / "unsupported_api.csv")[1:]]
+    assert reported == [
+        ["reversible.py", "7", "7", "torch.cuda._initialized", tip, "unsupported", "listed", "rules:G2N178"]
+    ]
+    check = run_cli("check", "--format", "json", tmp_path / "proj")
+    assert check.returncode == 1
+    found = [(f["line"], f["rule"]) for f in json.loads(check.stdout)["findings"]]
+    assert found == [(7, "G2N178")]
