@@ -242,6 +242,7 @@ def test_rules_list_shows_the_rules_of_a_mode():
     # passes --local-rank whatever patches it (G2N176)
     assert python_ids == environment + ["G2N174", "G2N176"] + removed + [f"G2N70{n}" for n in range(10)] + [
         "G2N710",
+        "G2N711",
         "G2N730",
         "G2N731",
         "G2N732",
@@ -449,3 +450,40 @@ def test_a_mask_set_in_python_narrows_the_cards_of_the_migrated_run(tmp_path):
     out = auto_copy(tmp_path, {"train.py": program})
     run = run_cli("run", "--devices", "2", "--", sys.executable, out / "train.py")
     assert (run.returncode, run.stdout) == (0, "1 True\n"), run.stderr
+
+
+HALF_TEST = """import torch
+
+
+def infer(x):
+    if x.type() == 'torch.cuda.HalfTensor':
+        return x
+    return x.half()
+
+
+if __name__ == "__main__":
+    print(infer(torch.ones(2).cuda()))
+"""
+
+
+def test_a_tensor_type_named_by_a_string_is_reported_where_the_patcher_leaves_it(tmp_path):
+    """waveglow tests x.type() == 'torch.cuda.HalfTensor' to pick its half-precision path:
+    transfer_to_npu patches neither Tensor.type nor the string, so on the NPU the test is False,
+    and no row said so. The line stays (the automatic migration changes no code) with a row."""
+    source = tmp_path / "proj"
+    source.mkdir()
+    (source / "glow.py").write_text(HALF_TEST)
+    result = run_cli("migrate", "-i", source, "-o", tmp_path / "out", "-v", "2.8.0", "--mode", "auto")
+    assert result.returncode == 0, result.stderr
+    out = tmp_path / "out" / "proj_msft"
+    assert "    if x.type() == 'torch.cuda.HalfTensor':\n" in (out / "glow.py").read_text()
+    tip = (
+        "transfer_to_npu leaves tensor type names as they are: on the NPU x.type() gives "
+        "'torch.npu.HalfTensor' & co., so a comparison with this string is False, and x.type(...) or "
+        "set_default_tensor_type(...) with it needs CUDA; write torch.npu.<type> here (as the full "
+        "migration does), or compare x.dtype and x.device.type"
+    )
+    manual = rows(out / "transplant_result_file" / "manual_work.csv")[1:]
+    assert manual == [
+        ["glow.py", "5", "5", "torch.cuda.HalfTensor", tip, "unsupported", "G2N711", "python", ""]
+    ]

@@ -1141,3 +1141,45 @@ def test_the_wrap_follows_the_initialisation_of_submodules_through_an_alias(tmp_
         "    net = torch.nn.parallel.DistributedDataParallel(net, device_ids=[LOCAL_RANK])\n"
         "    optimizer = torch.optim.SGD(net.parameters(), lr=0.1)\n"
     ) in (out / "train.py").read_text()
+
+
+ONLY_DEFINED = '''"""Train a video classification model."""
+import torch
+import torch.distributed as dist
+
+logger = print
+
+
+def train(cfg):
+    dist.init_process_group("nccl")
+    model = torch.nn.Linear(2, 2).cuda()
+    for epoch in range(cfg.epochs):
+        model(torch.ones(1, 2).cuda()).sum().backward()
+'''
+
+
+def test_a_main_script_that_only_defines_its_training_is_refused(tmp_path):
+    """SlowFast's tools/train_net.py (which tools/run_net.py imports as
+    vision.fair.slowfast.tools.train_net) and Real-Time-Voice-Cloning's synthesizer/train.py define
+    train() and never call it: each got a launcher whose processes trained nothing (or failed to
+    import their package). Such a module is refused, whatever it sets up, naming its importer, and
+    nothing is written. Called at its top level, or imported by no one, it is a script."""
+    source = tmp_path / "proj"
+    write(source / "tools" / "train_net.py", ONLY_DEFINED)
+    write(
+        source / "tools" / "run_net.py",
+        "from vision.fair.slowfast.tools.train_net import train\n\ntrain(None)\n",
+    )
+    result, _ = distributed(tmp_path, source=source, main=source / "tools" / "train_net.py")
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        "gpu2npu: error: the main script 'tools/train_net.py' is a module that 'tools/run_net.py' "
+        "imports: it only defines its training (no if __name__ == '__main__': and no call of its "
+        "functions at its top level), so started by the launcher it would train nothing; name the "
+        "script that starts the training with -m"
+    ]
+    assert not (tmp_path / "out").exists()
+    called = one_script(tmp_path / "called", ONLY_DEFINED + "\n\ntrain(None)\n")[0]
+    assert called.returncode == 0, called.stderr
+    alone = one_script(tmp_path / "alone", ONLY_DEFINED)[0]
+    assert alone.returncode == 0, alone.stderr

@@ -26,7 +26,7 @@ from gpu2npu.project.paths import output_name
 from gpu2npu.project.plan import PYTHON, Plan, plan_input
 from gpu2npu.project.scan import ProjectScan, analysis_context, located_imports, scan_project
 from gpu2npu.rewrite.changes import Kept
-from gpu2npu.rewrite.distributed import ModelSearch, find_model, has_training_loop, model_tip
+from gpu2npu.rewrite.distributed import ModelSearch, find_model, has_training_loop, model_tip, only_defines
 from gpu2npu.rules.index import RuleIndex, compile_index
 from gpu2npu.rules.kind import kind_named
 from gpu2npu.rules.loader import OPTIMIZATIONS, load_rules
@@ -197,6 +197,15 @@ def _check_main(
         raise UserError(
             f"the main script '{main}' cannot be parsed as Python 3", "fix it, or name another with -m"
         )
+    defines_a_loop = options.input.is_dir() and only_defines(tree) and has_training_loop(tree)
+    importer = _importer_of(plan, main) if defines_a_loop else ""
+    if importer:
+        raise UserError(
+            f"the main script '{main}' is a module that '{importer}' imports: it only defines its "
+            "training (no if __name__ == '__main__': and no call of its functions at its top level), "
+            "so started by the launcher it would train nothing",
+            "name the script that starts the training with -m",
+        )
     search = _model_search(index, data, names)
     if search is not None and search.already:  # left as it is: nothing to wrap, no loop to shard
         return ",".join(names), [], (), search.already
@@ -240,6 +249,18 @@ def _set_up_by_an_import(index: RuleIndex, plan: Plan, main: str, data: bytes) -
         if search is not None and search.already:
             return line, f"{search.already}, in {path}"
     return ()
+
+
+def _importer_of(plan: Plan, main: str) -> str:
+    """The first project file that imports ``main`` ("" none): SlowFast's tools/run_net.py, which
+    calls the train() tools/train_net.py only defines. A module path that ends as main's does
+    counts (SlowFast imports it as vision.fair.slowfast.tools.train_net)."""
+    for entry in plan.of_kind(PYTHON):
+        if entry.rel != main:
+            imports = located_imports(entry.rel, (plan.root / entry.rel).read_bytes())
+            if any(path == main or path.endswith("/" + main) for _, group in imports for path in group):
+                return entry.rel
+    return ""
 
 
 def _imported_modules(plan: Plan, main: str, data: bytes) -> Iterator[Tuple[int, str]]:

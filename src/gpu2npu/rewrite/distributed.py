@@ -206,6 +206,33 @@ def has_training_loop(tree: ast.AST) -> bool:
     return False
 
 
+# what a module's top level may hold and still only define things
+DEFINITIONS = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Pass)
+
+
+def only_defines(tree: ast.Module) -> bool:
+    """Whether the module's top level runs none of its code when started as a script: imports,
+    definitions, a docstring and assignments that call none of its functions (SlowFast's
+    tools/train_net.py, which tools/run_net.py imports), no ``if __name__ == '__main__':``."""
+    own = {node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    for statement in tree.body:
+        if isinstance(statement, DEFINITIONS):
+            continue
+        if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant):
+            continue  # a docstring
+        if isinstance(statement, (ast.Assign, ast.AnnAssign)) and not _calls_one_of(statement, own):
+            continue
+        return False
+    return True
+
+
+def _calls_one_of(statement: ast.AST, names: Set[str]) -> bool:
+    return any(
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in names
+        for node in ast.walk(statement)
+    )
+
+
 class _MoveScan(cst.CSTVisitor):
     """Where the model is first moved to the device: the statement of its scope's body that holds
     that move (the anchor of the DDP statement); and whether the script is distributed already.
