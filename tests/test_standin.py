@@ -1592,6 +1592,15 @@ for epoch in range(1):
 """
 
 
+def run_launcher(migrated: Path, cwd: Path) -> subprocess.CompletedProcess:
+    """The distributed launcher of a migrated tree, two processes on two stand-in cards."""
+    path = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
+    standin = gpu2npu_command() + ["run", "--devices", "2", "--"]
+    return run_program(
+        [*standin, "sh", str(migrated / "run_distributed_npu.sh"), "2"], cwd=cwd, env=plain_env(PATH=path)
+    )
+
+
 def test_distributed_launcher_starts_a_script_in_the_folder_its_paths_are_relative_to(tmp_path):
     """minimind's trainer/train_pretrain.py reads '../dataset/...' (its README: cd trainer): the
     launcher started it from the root, where the data is not found. It starts it in trainer/ now,
@@ -1611,16 +1620,7 @@ def test_distributed_launcher_starts_a_script_in_the_folder_its_paths_are_relati
         'cd "$(dirname "$0")"/trainer || exit 1',
         'exec torchrun --standalone --nproc_per_node="$NPUS" train.py "$@"',
     ]
-    path = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
-    launcher = gpu2npu_command() + [
-        "run",
-        "--devices",
-        "2",
-        "--",
-        "sh",
-        str(migrated / "run_distributed_npu.sh"),
-    ]
-    multi = run_program([*launcher, "2"], cwd=tmp_path, env=plain_env(PATH=path))
+    multi = run_launcher(migrated, cwd=tmp_path)
     assert (multi.returncode, multi.stdout) == (0, "epoch 0 done\n"), multi.stderr
 
 
@@ -1686,14 +1686,5 @@ def test_the_model_s_own_attributes_go_through_module_after_the_wrap(tmp_path):
         "        model.module.seen += x.size(0)",
         "    print(model.module.describe(), model.module.body.out_features, flush=True)",
     ]
-    path = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
-    launcher = gpu2npu_command() + [
-        "run",
-        "--devices",
-        "2",
-        "--",
-        "sh",
-        str(migrated / "run_distributed_npu.sh"),
-    ]
-    multi = run_program([*launcher, "2"], cwd=migrated, env=plain_env(PATH=path))
+    multi = run_launcher(migrated, cwd=migrated)
     assert (multi.returncode, multi.stdout) == (0, "seen 4 2\n" * 2), multi.stderr
