@@ -1624,7 +1624,9 @@ def test_distributed_launcher_starts_a_script_in_the_folder_its_paths_are_relati
     assert (multi.returncode, multi.stdout) == (0, "epoch 0 done\n"), multi.stderr
 
 
-OWN_ATTRIBUTES = """import torch
+OWN_ATTRIBUTES = """import sys
+
+import torch
 
 
 class Net(torch.nn.Module):
@@ -1651,7 +1653,7 @@ def main():
         loss.backward()
         opt.step()
         model.seen += x.size(0)
-    print(model.describe(), model.body.out_features, flush=True)
+    sys.stdout.write(f"{model.describe()} {model.body.out_features}\\n")
 
 
 if __name__ == "__main__":
@@ -1663,7 +1665,8 @@ def test_the_model_s_own_attributes_go_through_module_after_the_wrap(tmp_path):
     """PyTorch-YOLOv3 reads model.hyperparams and adds to model.seen after the model is built: on
     the DistributedDataParallel wrapper each raised AttributeError. Every attribute the wrapper does
     not answer as the model did (its own data, a submodule, a method of its class) goes through
-    .module; parameters() and the call stay on the wrapper."""
+    .module; parameters() and the call stay on the wrapper. The program writes its line in one
+    write, so that the two processes' lines do not interleave."""
     require_torch()
     write(tmp_path / "proj" / "train.py", OWN_ATTRIBUTES)
     result = run_cli(
@@ -1684,7 +1687,7 @@ def test_the_model_s_own_attributes_go_through_module_after_the_wrap(tmp_path):
         "        loss.backward()",
         "        opt.step()",
         "        model.module.seen += x.size(0)",
-        "    print(model.module.describe(), model.module.body.out_features, flush=True)",
+        '    sys.stdout.write(f"{model.module.describe()} {model.module.body.out_features}\\n")',
     ]
     multi = run_launcher(migrated, cwd=migrated)
     assert (multi.returncode, multi.stdout) == (0, "seen 4 2\n" * 2), multi.stderr
