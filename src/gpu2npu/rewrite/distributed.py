@@ -627,6 +627,12 @@ class _Distribute(cst.CSTTransformer):
                 merged.append(statement)
         return merged
 
+    def visit_Import(self, node):
+        return False  # `import model.x` names a package, never an attribute of the model
+
+    def visit_ImportFrom(self, node):
+        return False
+
     def leave_Attribute(self, original_node, updated_node):
         if self.plan.wrapper and self.scan.anchor is not None and self._model_s_own(original_node):
             return self._through_module(original_node, updated_node)
