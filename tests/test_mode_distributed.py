@@ -247,6 +247,20 @@ optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
 for epoch in range(2):
     net(torch.randn(4, 8)).sum().backward()
 """
+# PyTorch-YOLOv3: a function of another module builds the model and moves it
+FACTORY = """import torch
+from nets import load_model
+
+model = load_model('yolo.cfg')
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    model(torch.randn(4, 8).cuda()).sum().backward()
+"""
+BUILT_ELSEWHERE = (
+    ": model is built by load_model(...) on line 4 and not moved after it; if load_model puts it on "
+    "the device, move it in the main script too (model = model.to(device) after line 4) so that the wrap "
+    "can follow; a function that reads the model's own attributes then takes model.module"
+)
 
 
 @pytest.mark.parametrize(
@@ -292,8 +306,29 @@ for epoch in range(2):
             "netG,netG",
             "gpu2npu: error: -t 'netG,netG' names a model twice; name each model once",
         ),
+        (
+            FACTORY,
+            None,
+            "gpu2npu: error: the main script 'main.py' never moves model (the default -t) to the device"
+            + BUILT_ELSEWHERE,
+        ),
+        (
+            FACTORY,
+            "model",
+            "gpu2npu: error: the main script 'main.py' never moves -t 'model' to the device"
+            + BUILT_ELSEWHERE,
+        ),
     ],
-    ids=["several", "none", "-t model not moved", "-t net not moved", "two of three not moved", "twice"],
+    ids=[
+        "several",
+        "none",
+        "-t model not moved",
+        "-t net not moved",
+        "two of three not moved",
+        "twice",
+        "built elsewhere",
+        "-t model built elsewhere",
+    ],
 )
 def test_a_model_that_is_not_found_is_one_line_and_writes_nothing(tmp_path, code, target, line):
     result, _ = one_script(tmp_path, code, *(("-t", target) if target else ()))

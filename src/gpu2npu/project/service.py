@@ -330,11 +330,14 @@ def _chosen_model(
         return target, []
     found = [(name, line) for name, line in search.candidates if TARGET_MODEL.match(name)]
     names = ", ".join(name for name, _ in found)
+    built, move_it = _built_elsewhere(search)
     if given is not None:
         raise UserError(
             f"the main script '{main}' never moves -t '{', '.join(search.unmoved)}' to the device"
-            + (f" (the variables that could be the model: {names})" if found else ""),
-            "name the model with -t (a variable moved to the device, such as model = model.to(device))",
+            + (f" (the variables that could be the model: {names})" if found else "")
+            + built,
+            move_it
+            or "name the model with -t (a variable moved to the device, such as model = model.to(device))",
         )
     if len(found) == 1:
         ((name, line),) = found
@@ -349,11 +352,31 @@ def _chosen_model(
         else "no variable looks like the model (moved to the device, its .parameters() passed to a call "
         "such as an optimizer)"
     )
+    if built and not found:
+        raise UserError(
+            f"the main script '{main}' never moves {DEFAULT_MODEL} (the default -t) to the device" + built,
+            move_it,
+        )
     raise UserError(
         f"the main script '{main}' never moves {DEFAULT_MODEL} (the default -t) to the device, and {what}",
         "name the model with -t, or several separated by commas to wrap each (-t " + listed + ")"
         if found
         else "name the model with -t",
+    )
+
+
+def _built_elsewhere(search: ModelSearch) -> Tuple[str, str]:
+    """Where the first model not moved is built by a function outside torch (a factory that may
+    move it in another module): what the error adds, and what to do ("", "": none is)."""
+    name = next((name for name in search.unmoved if name in search.built), None)
+    if name is None:
+        return "", ""
+    line, function = search.built[name]
+    return (
+        f": {name} is built by {function}(...) on line {line} and not moved after it",
+        f"if {function} puts it on the device, move it in the main script too ({name} = {name}.to(device) "
+        f"after line {line}) so that the wrap can follow; a function that reads the model's own attributes "
+        f"then takes {name}.module",
     )
 
 

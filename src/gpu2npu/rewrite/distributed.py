@@ -73,6 +73,8 @@ class ModelSearch:
     unmoved: List[str]  # the targets never moved to the device
     candidates: List[Tuple[str, int]]  # (variable, line of its first move): the variables moved to
     # the device whose .parameters() are passed to a call, by line
+    built: Dict[str, Tuple[int, str]] = field(default_factory=dict)  # variable -> (line, function) of
+    # its first binding by a call of a function outside torch (a factory that may move it)
 
 
 def find_model(source: str, plan: DistributedPlan, targets: Sequence[str]) -> Optional[ModelSearch]:
@@ -87,7 +89,7 @@ def find_model(source: str, plan: DistributedPlan, targets: Sequence[str]) -> Op
     candidates = sorted(
         ((name, line) for name, line in scan.moved.items() if name in scan.optimized), key=lambda c: c[1]
     )
-    return ModelSearch(scan.setup, [t for t in targets if t not in scan.moved], candidates)
+    return ModelSearch(scan.setup, [t for t in targets if t not in scan.moved], candidates, scan.built)
 
 
 def model_tip(plan: DistributedPlan, situation: str, model: str, setup: str = "") -> str:
@@ -261,6 +263,7 @@ class _MoveScan(cst.CSTVisitor):
         self.fresh: List[Tuple[cst.CSTNode, int]] = []  # (scope, line): target = a value not read from it
         self.reads: List[Tuple[int, str]] = []  # (line, code of an argument) of load*(...) and open(...)
         self.aliases: Set[str] = {target}  # names bound to the same module (ssd's net = ssd_net)
+        self.built: Dict[str, Tuple[int, str]] = {}  # name -> (line, function) of model = factory(...)
 
     def visit_Module(self, node):
         self.scopes.append(node)
@@ -300,6 +303,7 @@ class _MoveScan(cst.CSTVisitor):
         moved = _moved(node)
         if moved and moved not in self.moved:
             self.moved[moved] = self.get_metadata(PositionProvider, node).start.line
+        self._note_factory(node)
         if _binds_afresh(node, self.target):
             self.fresh.append((self.scopes[-1], self.get_metadata(PositionProvider, node).start.line))
         line = self.get_metadata(PositionProvider, node).start.line
@@ -317,6 +321,20 @@ class _MoveScan(cst.CSTVisitor):
             self.anchor = next(s for s in holding if not _is_main_guard(s))
             self.anchor_scope = self.scopes[-1]
             self.anchor_line = self.get_metadata(PositionProvider, self.anchor).end.line
+
+    def _note_factory(self, line: cst.SimpleStatementLine) -> None:
+        """``name = function(...)`` of a function outside torch: PyTorch-YOLOv3's load_model moves
+        the model it builds, in another module."""
+        statement = line.body[0] if len(line.body) == 1 else None
+        if not (isinstance(statement, cst.Assign) and len(statement.targets) == 1):
+            return
+        value = statement.value
+        if not isinstance(value, cst.Call) or _is_move(value):
+            return
+        names = {q.name for q in self.get_metadata(QualifiedNameProvider, value.func, set())}
+        if not any(name == "torch" or name.startswith("torch.") for name in names):
+            line_number = self.get_metadata(PositionProvider, line).start.line
+            self.built.setdefault(_code(statement.targets[0].target), (line_number, _code(value.func)))
 
     def leave_IndentedBlock(self, node):
         self._past_initialisation(node.body)
