@@ -643,6 +643,28 @@ def test_a_model_moved_in_the_main_guard_is_wrapped_there_not_after_the_training
     )
 
 
+def test_a_model_wrapped_in_a_function_that_returns_it_is_reported_at_the_return(tmp_path):
+    """SRGAN-PyTorch's build_model moves, wraps and returns the generator; main() loads the
+    pretrained weights through the repository's own helper, which keeps only the keys the model has:
+    with the 'module.' keys of the wrapper it loaded nothing, with no row."""
+    code = (
+        "import torch\n\n\ndef build_model():\n    g = torch.nn.Linear(2, 2)\n    g = g.cuda()\n"
+        "    return g, 1\n\n\ndef main():\n    g, _ = build_model()\n"
+        "    opt = torch.optim.SGD(g.parameters(), lr=0.1)\n"
+        "    for epoch in range(2):\n        g(torch.randn(1, 2).cuda()).sum().backward()\n"
+    )
+    result, main = one_script(tmp_path, code, "-t", "g")
+    assert result.returncode == 0, result.stderr
+    assert "    g = g.npu()\n    g = " + DDP.format("g") + "\n    return g, 1\n" in main.read_text()
+    tip = (
+        "g is wrapped in DistributedDataParallel in this function, which returns it: its callers get the "
+        "wrapper, whose state_dict keys start with 'module.' and which has none of the model's own "
+        "attributes; where a caller saves or loads a checkpoint (its own helpers too) or reads such an "
+        "attribute, go through g.module"
+    )
+    assert reported(main) == [["7", "7", "g", tip, "supported_with_limits"]]
+
+
 def test_an_import_of_a_package_named_as_the_model_is_not_read_through_module(tmp_path):
     """A package named like the model (YOLO repositories have model/): `import model.loss` after the
     wrap (aliased, so that the name still holds the model) names the package, not an attribute of the wrapped model."""
@@ -921,7 +943,7 @@ def test_the_wrapper_rule_tips_name_only_the_model_and_the_setup(tmp_path, funct
         "rules:\n  DistributedDataParallelRule:\n    - id: X1\n"
         '      wrapper: "torch.nn.parallel.DistributedDataParallel({model})"\n'
         f'      tips: {{already: "{{setup}}", no_move: "-", inferred: "{{model}}", unwrapped: "{{model}}",\n'
-        f'             rebound: "-", function: "{function}"}}\n',
+        f'             rebound: "-", returned: "{{model}}", function: "{function}"}}\n',
     )
     result = run_cli("rules", "validate", rule)
     if not problem:

@@ -547,7 +547,21 @@ class _Distribute(cst.CSTTransformer):
     def leave_FunctionDef(self, original_node, updated_node):
         self.scopes.pop()
         self.loader_names.pop()
+        if original_node is self.scan.anchor_scope and self.scan.in_place is None:
+            self._report_returned_wrap(original_node)
         return updated_node
+
+    def _report_returned_wrap(self, function: cst.FunctionDef) -> None:
+        """The wrap is made in a function that returns the model (SRGAN's build_model): its callers,
+        and the repository's own checkpoint helpers, get the wrapper, out of this pass's sight."""
+        for returned in _returns(function):
+            value = returned.value
+            values = (
+                [element.value for element in value.elements] if isinstance(value, cst.Tuple) else [value]
+            )
+            if any(_code(value) == self.target for value in values):
+                text = model_tip(self.plan, "returned", self.target)
+                self._keep(returned, self.target, self.plan.wrapper_rule, "returned", works=True, text=text)
 
     def visit_Assign(self, node):
         self.assigned.append(node.targets)
@@ -907,6 +921,30 @@ class _Distribute(cst.CSTTransformer):
             line = self.sharded[0]
             tip = self.plan.tips["set_epoch"]
             self.kept.append(Kept(line, "set_epoch", line, "set_epoch", self.plan.loader_rule, tip=tip))
+
+
+class _Returns(cst.CSTVisitor):
+    """The return statements of a function, not of the functions and classes it defines."""
+
+    def __init__(self, function: cst.FunctionDef):
+        self.function = function
+        self.found: List[cst.Return] = []
+
+    def visit_FunctionDef(self, node):
+        return node is self.function
+
+    def visit_ClassDef(self, node):
+        return False
+
+    def visit_Return(self, node):
+        if node.value is not None:
+            self.found.append(node)
+
+
+def _returns(function: cst.FunctionDef) -> List[cst.Return]:
+    visitor = _Returns(function)
+    function.visit(visitor)
+    return visitor.found
 
 
 class _Calls(cst.CSTVisitor):
