@@ -1230,6 +1230,29 @@ def train(cfg):
 '''
 
 
+def test_a_console_script_module_that_sets_up_its_own_training_is_refused(tmp_path):
+    """lightweight-gan's cli.py defines main(), which setup.py names as a console script; its loop
+    passes model.train to a retry helper and it sets up its own process group. The launcher ran
+    the file as a script: its processes failed to import the package, and would have trained
+    nothing. A module started by a console script only is refused like one another file imports."""
+    source = tmp_path / "proj"
+    write(
+        source / "gan" / "cli.py",
+        "import torch.distributed as dist\n\n\ndef main():\n    dist.init_process_group('nccl')\n"
+        "    while True:\n        retry(model.train)\n",
+    )
+    write(source / "setup.py", "setup(\n  entry_points={'console_scripts': ['gan = gan.cli:main']},\n)\n")
+    result, _ = distributed(tmp_path, source=source, main=source / "gan" / "cli.py")
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        "gpu2npu: error: the main script 'gan/cli.py' is a module that 'setup.py' starts as a console "
+        "script: it only defines its training (no if __name__ == '__main__': and no call of its functions "
+        "at its top level), so started by the launcher it would train nothing; name the script that "
+        "starts the training with -m, or call its function in an if __name__ == '__main__': block of its own"
+    ]
+    assert not (tmp_path / "out").exists()
+
+
 def test_a_main_script_that_only_defines_its_training_is_refused(tmp_path):
     """SlowFast's tools/train_net.py (which tools/run_net.py imports as
     vision.fair.slowfast.tools.train_net) and Real-Time-Voice-Cloning's synthesizer/train.py define
@@ -1248,7 +1271,8 @@ def test_a_main_script_that_only_defines_its_training_is_refused(tmp_path):
         "gpu2npu: error: the main script 'tools/train_net.py' is a module that 'tools/run_net.py' "
         "imports: it only defines its training (no if __name__ == '__main__': and no call of its "
         "functions at its top level), so started by the launcher it would train nothing; name the "
-        "script that starts the training with -m"
+        "script that starts the training with -m, or call its function in an if __name__ == '__main__': "
+        "block of its own"
     ]
     assert not (tmp_path / "out").exists()
     called = one_script(tmp_path / "called", ONLY_DEFINED + "\n\ntrain(None)\n")[0]

@@ -38,6 +38,9 @@ from gpu2npu.targets import target_named
 MIGRATION_SUFFIX = "_msft"
 # a path relative to the folder above: a script run from its own folder names its data so
 UP_A_FOLDER = re.compile(r"^\.\.[/\\]")
+# `name = package.module:function` of a console-script entry point (setup.py, setup.cfg, pyproject.toml)
+ENTRY_POINT = re.compile(r"=\s*[\"']?([A-Za-z_][\w.]*)\s*:\s*[A-Za-z_]")
+PACKAGING_FILES = ("setup.py", "setup.cfg", "pyproject.toml")
 TARGET_MODEL = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 DEFAULT_MODEL = "model"  # distributed without -t (msFmkTransplt's default)
 
@@ -197,16 +200,19 @@ def _check_main(
         raise UserError(
             f"the main script '{main}' cannot be parsed as Python 3", "fix it, or name another with -m"
         )
-    defines_a_loop = options.input.is_dir() and only_defines(tree) and has_training_loop(tree)
-    importer = _importer_of(plan, main) if defines_a_loop else ""
-    if importer:
+    search = _model_search(index, data, names)
+    # a module that only defines its training loop or its own process group (lightweight-gan's
+    # cli.py passes model.train to a retry helper)
+    trains = has_training_loop(tree) or (search is not None and bool(search.already))
+    starter = _starter_of(plan, main) if options.input.is_dir() and only_defines(tree) and trains else ""
+    if starter:
         raise UserError(
-            f"the main script '{main}' is a module that '{importer}' imports: it only defines its "
+            f"the main script '{main}' is a module that {starter}: it only defines its "
             "training (no if __name__ == '__main__': and no call of its functions at its top level), "
             "so started by the launcher it would train nothing",
-            "name the script that starts the training with -m",
+            "name the script that starts the training with -m, or call its function in an "
+            "if __name__ == '__main__': block of its own",
         )
-    search = _model_search(index, data, names)
     if search is not None and search.already:  # left as it is: nothing to wrap, no loop to shard
         return ",".join(names), [], (), search.already
     elsewhere = _set_up_by_an_import(index, plan, main, data) if options.input.is_dir() else ()
@@ -251,15 +257,22 @@ def _set_up_by_an_import(index: RuleIndex, plan: Plan, main: str, data: bytes) -
     return ()
 
 
-def _importer_of(plan: Plan, main: str) -> str:
-    """The first project file that imports ``main`` ("" none): SlowFast's tools/run_net.py, which
-    calls the train() tools/train_net.py only defines. A module path that ends as main's does
-    counts (SlowFast imports it as vision.fair.slowfast.tools.train_net)."""
+def _starter_of(plan: Plan, main: str) -> str:
+    """What starts ``main`` other than as a script ("" nothing): the first project file that
+    imports it (SlowFast's tools/run_net.py calls the train() tools/train_net.py only defines; a
+    module path that ends as main's does counts: vision.fair.slowfast.tools.train_net), or a
+    console-script entry point of the packaging files (lightweight-gan's lightweight_gan.cli:main)."""
     for entry in plan.of_kind(PYTHON):
         if entry.rel != main:
             imports = located_imports(entry.rel, (plan.root / entry.rel).read_bytes())
             if any(path == main or path.endswith("/" + main) for _, group in imports for path in group):
-                return entry.rel
+                return f"'{entry.rel}' imports"
+    module = main[: -len(".py")].replace("/", ".")
+    for name in PACKAGING_FILES:
+        path = plan.root / name
+        text = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
+        if any(module == found or module.endswith("." + found) for found in ENTRY_POINT.findall(text)):
+            return f"'{name}' starts as a console script"
     return ""
 
 
