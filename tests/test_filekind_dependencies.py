@@ -60,10 +60,12 @@ TRITON_CONFLICTS = (
     "(directly or as another package's dependency) overwrites it"
 )
 DEEPSPEED_ROUTE = (
-    "upstream DeepSpeed, which supports the NPU through torch_npu (the deepspeed_npu plugin is retired)"
+    "DeepSpeed 0.10.0 or later, which supports the NPU through torch_npu (its npu accelerator; the "
+    "deepspeed_npu plugin is retired)"
 )
 DEEPSPEED_ACTION = (
-    "install DeepSpeed after torch and torch_npu; remove deepspeed_npu and its import if the project has them"
+    "require deepspeed>=0.10.0 and install it after torch and torch_npu: an older release knows no NPU "
+    "accelerator, so its engine runs on CUDA only; remove deepspeed_npu and its import if the project has them"
 )
 NPU_ROUTE = "torch_npu==2.1.0.post17 (for torch 2.1.0, CANN 8.3.RC1)"
 NPU_ACTION = "install after torch, with CANN 8.3.RC1 installed and its set_env.sh sourced"
@@ -120,7 +122,15 @@ def test_the_plan_lists_flash_attn_xformers_apex_triton_and_deepspeed_with_an_ac
         "TRA; DROP",
         "G2N873",
     )
-    deepspeed = ("deepspeed", 5, "works", DEEPSPEED_ROUTE, DEEPSPEED_ACTION, DEEPSPEED_CONFLICTS, "DSN; DROP")
+    deepspeed = (
+        "deepspeed",
+        5,
+        "works",
+        DEEPSPEED_ROUTE,
+        DEEPSPEED_ACTION,
+        DEEPSPEED_CONFLICTS,
+        "DSN; DSACC; DROP",
+    )
     assert rows(outcome) == [
         (0, "flash-attn", *flash),
         (0, "xformers", *xformers),
@@ -739,14 +749,19 @@ def test_a_requirement_allowing_only_releases_older_than_another_is_told_apart(s
 def test_a_library_pinned_before_it_knew_the_npu_is_kept_and_reported(tmp_path):
     """SimCSE pins transformers==4.2.1, whose TrainingArguments refuse --fp16 off CUDA: every
     documented training command stopped at its arguments on the NPU, with no row. A release that
-    knows the NPU gets no row, as before."""
-    files = {"requirements.txt": "transformers==4.2.1\naccelerate<0.21\n", "dev.txt": "transformers>=4.40\n"}
-    assert [row for row in planned(tmp_path, files, "2.8.0") if row[0] == "3"] == [
+    knows the NPU gets no row, as before. esm pins deepspeed==0.5.9, from before DeepSpeed's NPU
+    accelerator."""
+    files = {
+        "requirements.txt": "transformers==4.2.1\naccelerate<0.21\ndeepspeed==0.5.9\n",
+        "dev.txt": "transformers>=4.40\ndeepspeed>=0.14\n",
+    }
+    assert [row for row in planned(tmp_path, files, "2.8.0") if row[0] in ("3", "4")] == [
         ["3", "accelerate", "accelerate<0.21", "requirements.txt", "2", "kept"],
         ["3", "transformers", "transformers==4.2.1", "requirements.txt", "1", "kept"],
+        ["4", "deepspeed", "deepspeed==0.5.9", "requirements.txt", "3", "kept"],
     ]
     manual = csv_rows(tmp_path / "out" / "proj_msft" / "transplant_result_file" / "manual_work.csv")
-    assert [row[:5] for row in manual if row[0] == "requirements.txt"] == [
+    assert [row[:5] for row in manual if row[0] in ("requirements.txt", "dev.txt")] == [
         [
             "requirements.txt",
             "1",
@@ -763,5 +778,14 @@ def test_a_library_pinned_before_it_knew_the_npu_is_kept_and_reported(tmp_path):
             "accelerate<0.21",
             "require accelerate>=0.21.0: an older release knows no NPU, so Accelerator() places the model "
             "and batches on CUDA or the CPU",
+        ],
+        [
+            "requirements.txt",
+            "3",
+            "3",
+            "deepspeed==0.5.9",
+            "require deepspeed>=0.10.0 and install it after torch and torch_npu: an older release knows no "
+            "NPU accelerator, so its engine runs on CUDA only; remove deepspeed_npu and its import if the "
+            "project has them",
         ],
     ]

@@ -26,6 +26,7 @@ from gpu2npu.versions import known_versions, version_key
 TORCH, TORCH_NPU = "torch", "torch-npu"  # normalised names
 NPU_PACKAGE = "torch_npu"  # the name written when it is added
 TO_INSTALL = "to install"  # a dependency plan's status for a package no requirement file lists (line 0)
+AFTER_TORCH_NPU = 4  # the install step of packages that need torch_npu installed first (DeepSpeed)
 COMPANIONS = ("torchvision", "torchaudio", "torchtext")
 CONDA_TORCH = "pytorch"  # conda's name of torch
 PIN_KIND, DEPENDENCY_KIND, SOURCE_KIND = "TorchNpuPinRule", "DependencyRule", "PackageSourceRule"
@@ -622,10 +623,13 @@ class _Planner:
         self.report(item, item.requirement.name, tip, rule.id, category)
 
     def older_than_npu_support(self, item: Written, rule) -> None:
-        """A package that knows the NPU from ``npu_since`` on: nothing to say of a requirement a
-        release that new meets; one that allows only older releases is kept and reported."""
+        """A package that knows the NPU from ``npu_since`` on: a requirement a release that new
+        meets is planned only where it is installed after torch_npu (DeepSpeed); one that allows only
+        older releases is kept and reported."""
         requirement = item.requirement
         if requirement.url or not only_older(requirement.spec, rule["npu_since"]):
+            if rule["install_order"] >= AFTER_TORCH_NPU:
+                self.rule_row(item, rule, PLAN_STATUS[rule["status"]])
             return
         self.rule_row(item, rule, "kept")
         self.report(item, requirement.written, rule["action"], rule.id)
