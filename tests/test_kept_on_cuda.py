@@ -633,3 +633,52 @@ def test_a_test_of_cuda_s_initialisation_is_reported_as_never_true_on_the_npu(tm
     assert check.returncode == 1
     found = [(f["line"], f["rule"]) for f in json.loads(check.stdout)["findings"]]
     assert found == [(7, "G2N178")]
+
+
+CUDNN_GATE = """import torch
+
+
+def get_device():
+    return torch.device("cuda" if torch.cuda.is_available() and torch.backends.cudnn.is_available() else "cpu")
+
+
+if __name__ == "__main__":
+    print(get_device())
+"""
+
+
+@pytest.mark.parametrize(
+    "style,rule,tip",
+    [
+        ((), "G2N179", "always False on an NPU host: torch_npu runs on torch's CPU build"),
+        (
+            ("--target", "portable"),
+            "G2N179",
+            "always False on an NPU host: torch_npu runs on torch's CPU build",
+        ),
+        (
+            ("--mode", "auto"),
+            "G2N712",
+            "transfer_to_npu does not patch it, and it is always False on an NPU host",
+        ),
+    ],
+    ids=["npu", "portable", "auto"],
+)
+def test_a_cudnn_test_beside_the_device_s_is_reported_as_never_true_on_the_npu(tmp_path, style, rule, tip):
+    """CodeFormer's get_device() tests torch.backends.cudnn.is_available() beside CUDA's
+    availability: on the NPU host (torch's CPU build, no cuDNN) it is False, so every caller ran on
+    the CPU, with no row in any style of migration. Kept and reported, and check fails on it."""
+    write(tmp_path / "proj" / "misc.py", CUDNN_GATE)
+    result = run_cli("migrate", "-i", tmp_path / "proj", "-o", tmp_path / "out", *style)
+    assert result.returncode == 0, result.stderr
+    out = tmp_path / "out" / "proj_msft"
+    assert "torch.backends.cudnn.is_available() else" in (out / "misc.py").read_text()
+    reported = [row for row in rows(out / "transplant_result_file" / "unsupported_api.csv")[1:]]
+    assert [row[:4] + [row[5], row[-1]] for row in reported] == [
+        ["misc.py", "5", "5", "torch.backends.cudnn.is_available", "unsupported", f"rules:{rule}"]
+    ]
+    assert reported[0][4].startswith(tip)
+    check = run_cli("check", "--format", "json", *style, tmp_path / "proj")
+    assert check.returncode == 1
+    findings = json.loads(check.stdout)["findings"]
+    assert [(f["line"], f["severity"]) for f in findings if f["rule"] == rule] == [(5, "error")]

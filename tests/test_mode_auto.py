@@ -243,6 +243,7 @@ def test_rules_list_shows_the_rules_of_a_mode():
     assert python_ids == environment + ["G2N174", "G2N176"] + removed + [f"G2N70{n}" for n in range(10)] + [
         "G2N710",
         "G2N711",
+        "G2N712",
         "G2N730",
         "G2N731",
         "G2N732",
