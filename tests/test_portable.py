@@ -376,6 +376,44 @@ def test_autocast_given_its_flag_by_position_gets_it_as_enabled_and_runs(tmp_pat
     assert (ran.returncode, ran.stdout) == (0, "torch.bfloat16\ntorch.float32\n"), ran.stderr
 
 
+NCCL_IN_CAPITALS = """\
+import os
+
+import torch
+import torch.distributed as dist
+
+os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+dist.init_process_group(backend="NCCL", world_size=1, rank=0)
+x = torch.ones(2)
+dist.all_reduce(x)
+print(dist.get_backend(), x.tolist())
+dist.destroy_process_group()
+"""
+
+
+def test_the_nccl_backend_named_in_capitals_becomes_the_device_s_backend(tmp_path):
+    """vq-vae-2-pytorch's launcher passes backend="NCCL" (torch reads backend names in any case):
+    the portable tree kept it, with no row, so every process stopped at init_process_group on the
+    NPU ("Distributed package doesn't have NCCL built in"), as on a CPU host. It becomes the
+    device's default backend, as 'nccl' does: on the CPU the portable program runs on gloo, where
+    the original fails."""
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "launch.py").write_text(NCCL_IN_CAPITALS)
+    result = run_cli("migrate", "-i", project, "-o", tmp_path / "out", "--target", "portable")
+    assert result.returncode == 0, result.stderr
+    portable = tmp_path / "out" / "proj_msft" / "launch.py"
+    assert "dist.init_process_group(backend=DIST_BACKEND, world_size=1, rank=0)\n" in portable.read_text()
+    require_torch()
+    env = {**plain_env(), "MASTER_PORT": str(free_port())}
+    runs = [
+        subprocess.run([sys.executable, path], cwd=tmp_path, capture_output=True, text=True, env=env)
+        for path in (project / "launch.py", portable)
+    ]
+    assert runs[0].returncode != 0 and "NCCL" in runs[0].stderr
+    assert (runs[1].returncode, runs[1].stdout) == (0, "gloo [1.0, 1.0]\n"), runs[1].stderr
+
+
 DEFAULT_TYPE = """\
 import torch
 
