@@ -311,6 +311,18 @@ SELECTING_ELSEWHERE = {
         "import torch\nfrom utils import helper\n\nif __name__ == '__main__':\n"
         "    print(helper(), torch.ones(2).cuda())\n"
     ),
+    # pycls: the function the script calls forks workers that select their card
+    "pc/distributed.py": (
+        "import torch\n\n\ndef setup_distributed(rank):\n    torch.cuda.set_device(rank)\n\n\n"
+        "def single_proc_run(rank, fun):\n    setup_distributed(rank)\n    fun()\n\n\n"
+        "def multi_proc_run(num_proc, fun):\n"
+        "    torch.multiprocessing.start_processes(single_proc_run, args=(fun,), nprocs=num_proc, "
+        "start_method='fork')\n"
+    ),
+    "run_net.py": (
+        "import torch\nimport pc.distributed as dist\n\nif __name__ == '__main__':\n"
+        "    dist.multi_proc_run(2, lambda: print(torch.ones(2).cuda()))\n"
+    ),
 }
 
 
@@ -318,11 +330,14 @@ def test_a_script_whose_imported_module_selects_its_device_is_not_given_a_device
     """BLIP's train scripts call ``utils.init_distributed_mode`` (``set_device(args.gpu)``, a
     rank) and consistency_models' ``dist_util.setup_dist`` sets the visible devices: a device
     selected at import claimed card DEVICE_ID in every torchrun worker first. A script that
-    imports such a module without calling that function still selects DEVICE_ID."""
+    imports such a module without calling that function still selects DEVICE_ID. pycls's
+    run_net.py calls multi_proc_run, which forks workers that call setup_distributed: a card
+    selected in the parent made every forked worker fail to initialise the NPU again."""
     source, out = migrated_project(tmp_path, SELECTING_ELSEWHERE)
-    entries = ["train_caption.py", "cm_train.py", "claim.py", "evaluate.py"]
+    entries = ["train_caption.py", "cm_train.py", "claim.py", "evaluate.py", "run_net.py"]
     selects = {name: selection((out / name).read_text()) for name in entries}
     assert selects == {
+        "run_net.py": "where set",  # selected in the parent, the card is claimed before the fork
         "train_caption.py": "where set",
         "cm_train.py": "no",  # the visible devices set: a selection before would void them
         "claim.py": "where set",
@@ -342,6 +357,8 @@ def test_a_script_whose_imported_module_selects_its_device_is_not_given_a_device
         "claim.py": f"{taken} (selecting it only where it is set: the script imports cm/claims.py, which "
         "selects its device on import, line 3)",
         "evaluate.py": taken,
+        "run_net.py": f"{taken} (selecting it only where it is set: the script calls multi_proc_run of "
+        "pc/distributed.py, which selects its device, line 5)",
     }
     # named with --entry, the script's imports are still read
     result, out = migrate_s(

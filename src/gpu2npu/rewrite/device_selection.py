@@ -16,14 +16,35 @@ MODULE_LEVEL = ""  # the selections made on import, outside any function
 
 def device_selections(tree: ast.Module, name: str) -> Dict[str, int]:
     """By the function that makes it (a method by its own name; ``MODULE_LEVEL`` on import),
-    the first line where the module selects its device."""
+    the first line where the module selects its device; a function that names one that does
+    (calls it, or hands it to a process starter: pycls's multi_proc_run starts single_proc_run,
+    which calls setup_distributed) selects it too, at that line."""
     found: Dict[str, int] = {}
+    named: Dict[str, Set[str]] = {}  # function -> the names its body reads
     for statement in tree.body:
         for owner, node in _owned_statements(statement):
             line = selects_its_device(node, name)
             if line and (owner not in found or line < found[owner]):
                 found[owner] = line
+            if owner != MODULE_LEVEL:
+                named.setdefault(owner, set()).update(_names_read(node))
+    reached = True
+    while reached:  # through the module's own functions, to a fixed point
+        reached = False
+        for owner, names in named.items():
+            lines = [found[other] for other in names & found.keys() if other != MODULE_LEVEL]
+            if owner not in found and lines:
+                found[owner] = min(lines)
+                reached = True
     return found
+
+
+def _names_read(node: ast.AST) -> Set[str]:
+    return {
+        sub.id if isinstance(sub, ast.Name) else sub.attr
+        for sub in ast.walk(node)
+        if isinstance(sub, (ast.Name, ast.Attribute))
+    }
 
 
 def selects_its_device(tree: ast.AST, name: str) -> int:
