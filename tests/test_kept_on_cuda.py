@@ -682,3 +682,20 @@ def test_a_cudnn_test_beside_the_device_s_is_reported_as_never_true_on_the_npu(t
     assert check.returncode == 1
     findings = json.loads(check.stdout)["findings"]
     assert [(f["line"], f["severity"]) for f in findings if f["rule"] == rule] == [(5, "error")]
+
+
+def test_vllm_imported_by_code_is_reported_with_the_ascend_plugin(tmp_path):
+    """SimPO's decode.py imports vllm (and asks for the FlashInfer backend) with no requirement
+    file naming it, so the row of vllm's requirement never came: the file was called fully
+    migrated. The import is reported with the plugin it needs on the NPU."""
+    write(
+        tmp_path / "proj" / "decode.py",
+        'from vllm import LLM\nimport os\n\nos.environ["VLLM_ATTENTION_BACKEND"] = "FLASHINFER"\n',
+    )
+    result = run_cli("migrate", "-i", tmp_path / "proj", "-o", tmp_path / "out")
+    assert result.returncode == 0, result.stderr
+    reported = rows(tmp_path / "out" / "proj_msft" / "transplant_result_file" / "unsupported_api.csv")[1:]
+    assert [row[:4] + row[5:] for row in reported] == [
+        ["decode.py", "1", "1", "vllm", "supported_with_limits", "listed", "rules:G2N099"]
+    ]
+    assert reported[0][4].startswith("vLLM runs on Ascend NPUs only through the vllm-ascend plugin")
