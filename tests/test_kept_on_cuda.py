@@ -699,3 +699,29 @@ def test_vllm_imported_by_code_is_reported_with_the_ascend_plugin(tmp_path):
         ["decode.py", "1", "1", "vllm", "supported_with_limits", "listed", "rules:G2N099"]
     ]
     assert reported[0][4].startswith("vLLM runs on Ascend NPUs only through the vllm-ascend plugin")
+
+
+def test_fairscale_s_sharded_grad_scaler_is_reported_as_off_without_cuda(tmp_path):
+    """pycls's FSDP path scales its losses with fairscale's ShardedGradScaler, a
+    torch.cuda.amp.GradScaler: on the NPU it turns itself off, so fp16 trained without loss
+    scaling, and check passed the repository. Reported where it is made, and check fails."""
+    write(
+        tmp_path / "proj" / "trainer.py",
+        "from fairscale.optim.grad_scaler import ShardedGradScaler\n\nscaler = ShardedGradScaler(enabled=True)\n",
+    )
+    result = run_cli("migrate", "-i", tmp_path / "proj", "-o", tmp_path / "out")
+    assert result.returncode == 0, result.stderr
+    reported = rows(tmp_path / "out" / "proj_msft" / "transplant_result_file" / "unsupported_api.csv")[1:]
+    assert [row[:4] + row[5:] for row in reported] == [
+        [
+            "trainer.py",
+            "3",
+            "3",
+            "fairscale.optim.grad_scaler.ShardedGradScaler",
+            "unsupported",
+            "listed",
+            "rules:G2N180",
+        ]
+    ]
+    assert "torch.distributed.fsdp.sharded_grad_scaler.ShardedGradScaler(device='npu')" in reported[0][4]
+    assert run_cli("check", tmp_path / "proj").returncode == 1
