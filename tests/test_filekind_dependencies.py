@@ -65,7 +65,8 @@ DEEPSPEED_ROUTE = (
 )
 DEEPSPEED_ACTION = (
     "require deepspeed>=0.10.0 and install it after torch and torch_npu: an older release knows no NPU "
-    "accelerator, so its engine runs on CUDA only; remove deepspeed_npu and its import if the project has them"
+    "accelerator, so its engine runs on CUDA only; remove deepspeed_npu and its import if the project "
+    "has them"
 )
 NPU_ROUTE = "torch_npu==2.1.0.post17 (for torch 2.1.0, CANN 8.3.RC1)"
 NPU_ACTION = "install after torch, with CANN 8.3.RC1 installed and its set_env.sh sourced"

@@ -639,7 +639,8 @@ CUDNN_GATE = """import torch
 
 
 def get_device():
-    return torch.device("cuda" if torch.cuda.is_available() and torch.backends.cudnn.is_available() else "cpu")
+    usable = torch.cuda.is_available() and torch.backends.cudnn.is_available()
+    return torch.device("cuda" if usable else "cpu")
 
 
 if __name__ == "__main__":
@@ -672,7 +673,7 @@ def test_a_cudnn_test_beside_the_device_s_is_reported_as_never_true_on_the_npu(t
     result = run_cli("migrate", "-i", tmp_path / "proj", "-o", tmp_path / "out", *style)
     assert result.returncode == 0, result.stderr
     out = tmp_path / "out" / "proj_msft"
-    assert "torch.backends.cudnn.is_available() else" in (out / "misc.py").read_text()
+    assert " and torch.backends.cudnn.is_available()\n" in (out / "misc.py").read_text()
     reported = [row for row in rows(out / "transplant_result_file" / "unsupported_api.csv")[1:]]
     assert [row[:4] + [row[5], row[-1]] for row in reported] == [
         ["misc.py", "5", "5", "torch.backends.cudnn.is_available", "unsupported", f"rules:{rule}"]
@@ -684,44 +685,44 @@ def test_a_cudnn_test_beside_the_device_s_is_reported_as_never_true_on_the_npu(t
     assert [(f["line"], f["severity"]) for f in findings if f["rule"] == rule] == [(5, "error")]
 
 
-def test_vllm_imported_by_code_is_reported_with_the_ascend_plugin(tmp_path):
-    """SimPO's decode.py imports vllm (and asks for the FlashInfer backend) with no requirement
-    file naming it, so the row of vllm's requirement never came: the file was called fully
-    migrated. The import is reported with the plugin it needs on the NPU."""
-    write(
-        tmp_path / "proj" / "decode.py",
-        'from vllm import LLM\nimport os\n\nos.environ["VLLM_ATTENTION_BACKEND"] = "FLASHINFER"\n',
-    )
+@pytest.mark.parametrize(
+    "code,row,tip,check",
+    [
+        (
+            'from vllm import LLM\nimport os\n\nos.environ["VLLM_ATTENTION_BACKEND"] = "FLASHINFER"\n',
+            ["1", "1", "vllm", "supported_with_limits", "listed", "rules:G2N099"],
+            "vLLM runs on Ascend NPUs only through the vllm-ascend plugin",
+            0,
+        ),
+        (
+            "from fairscale.optim.grad_scaler import ShardedGradScaler\n\n"
+            "scaler = ShardedGradScaler(enabled=True)\n",
+            [
+                "3",
+                "3",
+                "fairscale.optim.grad_scaler.ShardedGradScaler",
+                "unsupported",
+                "listed",
+                "rules:G2N180",
+            ],
+            "fairscale's ShardedGradScaler is a torch.cuda.amp.GradScaler, which turns itself off where CUDA",
+            1,
+        ),
+    ],
+    ids=["vllm", "fairscale scaler"],
+)
+def test_a_library_that_needs_cuda_or_a_plugin_is_reported_where_the_code_uses_it(
+    tmp_path, code, row, tip, check
+):
+    """SimPO's decode.py imports vllm with no requirement file naming it, so vllm's requirement
+    row (the vllm-ascend plugin) never came and the file was called fully migrated. pycls's FSDP
+    path scales its losses with fairscale's ShardedGradScaler, a torch.cuda.amp.GradScaler: on the
+    NPU it turns itself off, so fp16 trained without loss scaling, and check passed. Each is
+    reported where the code uses it; check fails on the one that cannot work."""
+    write(tmp_path / "proj" / "main.py", code)
     result = run_cli("migrate", "-i", tmp_path / "proj", "-o", tmp_path / "out")
     assert result.returncode == 0, result.stderr
     reported = rows(tmp_path / "out" / "proj_msft" / "transplant_result_file" / "unsupported_api.csv")[1:]
-    assert [row[:4] + row[5:] for row in reported] == [
-        ["decode.py", "1", "1", "vllm", "supported_with_limits", "listed", "rules:G2N099"]
-    ]
-    assert reported[0][4].startswith("vLLM runs on Ascend NPUs only through the vllm-ascend plugin")
-
-
-def test_fairscale_s_sharded_grad_scaler_is_reported_as_off_without_cuda(tmp_path):
-    """pycls's FSDP path scales its losses with fairscale's ShardedGradScaler, a
-    torch.cuda.amp.GradScaler: on the NPU it turns itself off, so fp16 trained without loss
-    scaling, and check passed the repository. Reported where it is made, and check fails."""
-    write(
-        tmp_path / "proj" / "trainer.py",
-        "from fairscale.optim.grad_scaler import ShardedGradScaler\n\nscaler = ShardedGradScaler(enabled=True)\n",
-    )
-    result = run_cli("migrate", "-i", tmp_path / "proj", "-o", tmp_path / "out")
-    assert result.returncode == 0, result.stderr
-    reported = rows(tmp_path / "out" / "proj_msft" / "transplant_result_file" / "unsupported_api.csv")[1:]
-    assert [row[:4] + row[5:] for row in reported] == [
-        [
-            "trainer.py",
-            "3",
-            "3",
-            "fairscale.optim.grad_scaler.ShardedGradScaler",
-            "unsupported",
-            "listed",
-            "rules:G2N180",
-        ]
-    ]
-    assert "torch.distributed.fsdp.sharded_grad_scaler.ShardedGradScaler(device='npu')" in reported[0][4]
-    assert run_cli("check", tmp_path / "proj").returncode == 1
+    assert [found[1:4] + found[5:] for found in reported] == [row]
+    assert reported[0][0] == "main.py" and reported[0][4].startswith(tip)
+    assert run_cli("check", tmp_path / "proj").returncode == check

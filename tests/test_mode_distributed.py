@@ -667,7 +667,8 @@ def test_a_model_wrapped_in_a_function_that_returns_it_is_reported_at_the_return
 
 def test_an_import_of_a_package_named_as_the_model_is_not_read_through_module(tmp_path):
     """A package named like the model (YOLO repositories have model/): `import model.loss` after the
-    wrap (aliased, so that the name still holds the model) names the package, not an attribute of the wrapped model."""
+    wrap (aliased, so that the name still holds the model) names the package, not an attribute of
+    the wrapped model."""
     code = (
         "import torch\n\nif __name__ == '__main__':\n    model = torch.nn.Linear(2, 2).cuda()\n"
         "    for epoch in range(2):\n        model(torch.randn(1, 2).cuda()).sum().backward()\n"
@@ -676,7 +677,8 @@ def test_an_import_of_a_package_named_as_the_model_is_not_read_through_module(tm
     result, main = one_script(tmp_path, code)
     assert result.returncode == 0, result.stderr
     assert main.read_text().endswith(
-        "    import model.loss as losses\n    from model.utils import show\n    show(model.module.weight, losses)\n"
+        "    import model.loss as losses\n    from model.utils import show\n"
+        "    show(model.module.weight, losses)\n"
     )
 
 
