@@ -708,8 +708,20 @@ def test_a_cudnn_test_beside_the_device_s_is_reported_as_never_true_on_the_npu(t
             "fairscale's ShardedGradScaler is a torch.cuda.amp.GradScaler, which turns itself off where CUDA",
             1,
         ),
+        (
+            "from basicsr.train import train_pipeline\n\ntrain_pipeline('.')\n",
+            ["1", "1", "basicsr.train", "unsupported", "listed", "rules:G2N182"],
+            "BasicSR picks its device through torch.cuda (num_gpu: auto is torch.cuda.device_count()",
+            1,
+        ),
+        (
+            "import torch\nfrom openfold.model.primitives import Attention\n",
+            ["2", "2", "openfold.model.primitives", "supported_with_limits", "listed", "rules:G2N181"],
+            "openfold's fused attention softmax (attn_core_inplace_cuda, used with use_memory_efficient",
+            0,
+        ),
     ],
-    ids=["vllm", "fairscale scaler"],
+    ids=["vllm", "fairscale scaler", "basicsr engine", "openfold kernels"],
 )
 def test_a_library_that_needs_cuda_or_a_plugin_is_reported_where_the_code_uses_it(
     tmp_path, code, row, tip, check
@@ -717,8 +729,10 @@ def test_a_library_that_needs_cuda_or_a_plugin_is_reported_where_the_code_uses_i
     """SimPO's decode.py imports vllm with no requirement file naming it, so vllm's requirement
     row (the vllm-ascend plugin) never came and the file was called fully migrated. pycls's FSDP
     path scales its losses with fairscale's ShardedGradScaler, a torch.cuda.amp.GradScaler: on the
-    NPU it turns itself off, so fp16 trained without loss scaling, and check passed. Each is
-    reported where the code uses it; check fails on the one that cannot work."""
+    NPU it turns itself off, so fp16 trained without loss scaling, and check passed. Real-ESRGAN
+    trains through basicsr, which counts CUDA cards and so trained on the CPU; esm's ESMFold imports
+    openfold, whose fused kernels are CUDA-only. Each is reported where the code uses it; check
+    fails on the ones that cannot work."""
     write(tmp_path / "proj" / "main.py", code)
     result = run_cli("migrate", "-i", tmp_path / "proj", "-o", tmp_path / "out")
     assert result.returncode == 0, result.stderr
