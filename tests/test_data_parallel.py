@@ -67,7 +67,9 @@ def test_a_file_resuming_from_a_checkpoint_is_told_the_wrappers_prefix_is_gone(t
         "torch.nn.DataParallel(torch.nn.Linear(2, 2))", "torch.nn.Linear(2, 2)"
     ).replace("import torch\n", "import torch\nimport torch_npu\n")
     reported = [
-        row[:5] + row[-1:] for row in rows(out / "transplant_result_file" / "unsupported_api.csv")[1:]
+        row[:5] + row[-1:]
+        for row in rows(out / "transplant_result_file" / "unsupported_api.csv")[1:]
+        if row[3] != "torch.load"  # G2N183, torch 2.6's weights_only (tests/test_kept_on_cuda.py)
     ]
     assert reported == [
         [
@@ -100,7 +102,9 @@ def test_a_project_that_resumes_in_another_file_is_told_the_wrappers_prefix_is_g
     out = tmp_path / "out" / "proj_msft"
     assert "    return m\n" in (out / "models" / "utils.py").read_text()
     reported = [
-        row[:4] + row[-1:] for row in rows(out / "transplant_result_file" / "unsupported_api.csv")[1:]
+        row[:4] + row[-1:]
+        for row in rows(out / "transplant_result_file" / "unsupported_api.csv")[1:]
+        if row[3] != "torch.load"
     ]
     assert reported == [["models/utils.py", "4", "4", "torch.nn.DataParallel", "rules:G2N730"]]
 

@@ -12,11 +12,13 @@ its CUDA form and is reported as manual work (``tests/projects/kept_on_cuda``):
 
 import json
 import os
+import subprocess
 import sys
 
 import pytest
 from helpers import REPO, python_change_rows, rows, run_cli, write
 from helpers import migrate as migrate_code
+from test_standin import plain_env, require_torch
 
 PROJECT = REPO / "tests" / "projects" / "kept_on_cuda"
 KEPT_TIP = (
@@ -740,3 +742,55 @@ def test_a_library_that_needs_cuda_or_a_plugin_is_reported_where_the_code_uses_i
     assert [found[1:4] + found[5:] for found in reported] == [row]
     assert reported[0][0] == "main.py" and reported[0][4].startswith(tip)
     assert run_cli("check", tmp_path / "proj").returncode == check
+
+
+CHECKPOINT_LOADS = """import argparse
+
+import torch
+
+args = argparse.Namespace(lr=0.1)
+torch.save({"model": {"w": torch.ones(1)}, "args": args}, "ckpt.pth")
+checkpoint = torch.load("ckpt.pth", map_location="cpu")
+weights = torch.load("ckpt.pth", weights_only=False)
+print(checkpoint["args"].lr)
+"""
+
+
+@pytest.mark.parametrize(
+    "style", [(), ("--target", "portable"), ("--mode", "auto", "--entry", "train.py")], ids=str
+)
+def test_a_checkpoint_load_that_leaves_weights_only_to_torch_is_reported_from_torch_2_6(tmp_path, style):
+    """mae, deit and ConvNeXt save the run's argparse.Namespace with their weights. The torch the NPU
+    pairs with at the default target is 2.6 or later, where torch.load reads only tensors unless
+    told otherwise, so their resume failed with 'Weights only load failed' and no row said why. A
+    load that passes weights_only has chosen and gets no row, nor does any load for torch 2.5."""
+    write(tmp_path / "proj" / "train.py", CHECKPOINT_LOADS)
+    result = run_cli("migrate", *style, "-i", tmp_path / "proj", "-o", tmp_path / "out")
+    assert result.returncode == 0, result.stderr
+    report = tmp_path / "out" / "proj_msft" / "transplant_result_file" / "unsupported_api.csv"
+    reported = [row for row in rows(report)[1:] if row[3] == "torch.load"]
+    assert [row[:4] + row[5:] for row in reported] == [
+        ["train.py", "7", "7", "torch.load", "supported_with_limits", "listed", "rules:G2N183"]
+    ]
+    assert reported[0][4].startswith("at this target torch (2.6 or later) torch.load reads only tensors")
+    older = run_cli("migrate", *style, "-v", "2.5.1", "-i", tmp_path / "proj", "-o", tmp_path / "older")
+    assert older.returncode == 0, older.stderr
+    older_report = tmp_path / "older" / "proj_msft" / "transplant_result_file" / "unsupported_api.csv"
+    assert [row for row in rows(older_report)[1:] if row[3] == "torch.load"] == []
+
+
+def test_the_checkpoint_load_the_row_names_fails_on_the_torch_of_the_target(tmp_path):
+    """The row's claim, on the torch the tests run (2.13): the load it names fails, the one that
+    passes weights_only=False reads the checkpoint."""
+    require_torch()
+    write(tmp_path / "train.py", CHECKPOINT_LOADS)
+    run = subprocess.run(
+        [sys.executable, "train.py"], cwd=tmp_path, capture_output=True, text=True, env=plain_env()
+    )
+    assert run.returncode == 1 and "Weights only load failed" in run.stderr
+    fixed = CHECKPOINT_LOADS.replace('map_location="cpu")', 'map_location="cpu", weights_only=False)')
+    write(tmp_path / "train.py", fixed)
+    run = subprocess.run(
+        [sys.executable, "train.py"], cwd=tmp_path, capture_output=True, text=True, env=plain_env()
+    )
+    assert (run.returncode, run.stdout) == (0, "0.1\n"), run.stderr

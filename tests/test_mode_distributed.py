@@ -62,7 +62,9 @@ def test_the_main_script_becomes_multi_card(tmp_path):
             "listed",
             "rules:G2N742",
         ],
+        ["train.py", "37", "37", "torch.load", "supported_with_limits", "listed", "rules:G2N183"],
         ["train.py", "43", "43", "torch.utils.data.DataLoader", "unsupported", "listed", "rules:G2N742"],
+        ["train.py", "51", "51", "torch.load", "supported_with_limits", "listed", "rules:G2N183"],
     ]  # the evaluation loader stays whole; the batch_sampler one is left to the user
 
 

@@ -67,6 +67,7 @@ class StatusOverride:
     builtin: bool  # one of gpu2npu's own rules, or a user's
     references: bool = False  # a reference to the name is a use too, not only a call
     cuda_only: bool = False  # a library that runs only on CUDA (a CUDA test selecting it stays CUDA)
+    unless_keywords: FrozenSet[str] = frozenset()  # a call passing one has chosen (torch.load's weights_only)
 
     @property
     def source(self) -> str:

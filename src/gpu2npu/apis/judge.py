@@ -154,7 +154,7 @@ class ApiJudge:
             )
             rule_id = decision.rule_id
             return self._make(site, api, tip, UNSUPPORTED, "listed", f"rules:{rule_id}", rule=rule_id)
-        answer = self.kb.lookup(api, self.version, self._overrides(api))
+        answer = self.kb.lookup(api, self.version, _not_chosen(self._overrides(api), site))
         if answer is not None and answer.status == UNKNOWN and _is_method(api):
             answer = self._inherited(api)
         if answer is None or not (answer.status in (UNSUPPORTED, UNKNOWN) or _ruled_limit(answer)):
@@ -259,6 +259,12 @@ class ApiJudge:
             site.column,
             **extra,
         )
+
+
+def _not_chosen(overrides, site: CallSite):
+    """The status rules that hold for this call: not one with an ``unless_keywords`` it passes."""
+    passed = {keyword for keyword, _ in site.keywords}
+    return [rule for rule in overrides if not rule.unless_keywords & passed]
 
 
 def _ruled_limit(answer) -> bool:

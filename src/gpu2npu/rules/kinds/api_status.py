@@ -10,12 +10,13 @@ built-in lists (source ``user:<rule id>``) wherever an API status is reported or
 reference to the name, not only a call (``dtype=torch.float64``), and for a ``torch.Tensor``
 method a call of it on any receiver (``x.double()``). ``cuda_only: true`` says a library runs only
 on CUDA (apex's CUDA kernels, flash-attn, ...): a CUDA test that selects it is not turned into an
-NPU test (see KeepGuardRule).
+NPU test (see KeepGuardRule). A call that passes one of ``unless_keywords`` has made the choice
+the verdict is about and is not reported (torch.load's ``weights_only`` from torch 2.6).
 """
 
 from gpu2npu.api_support import STATUSES, StatusOverride, normalise_api
 from gpu2npu.rules.kind import RuleKind
-from gpu2npu.rules.kinds._common import check_names
+from gpu2npu.rules.kinds._common import check_names, is_identifier
 from gpu2npu.rules.model import Field
 
 
@@ -29,12 +30,19 @@ class ApiStatus(RuleKind):
         "tip": Field(str, help="what to tell the user, e.g. 'use torch_npu.npu_xxx'"),
         "references": Field(bool, default=False, help="report references to the name too, not only calls"),
         "cuda_only": Field(bool, default=False, help="the library runs only on CUDA"),
+        "unless_keywords": Field(list, default=(), help="a call passing one of these is not reported"),
     }
 
     def validate(self, fields):
         if fields["status"] not in STATUSES:
             return f"'status' must be one of {', '.join(STATUSES)}, not {fields['status']!r}"
-        return next(filter(None, (check_names(api=api) for api in apis(fields))), None)
+        names = [check_names(api=api) for api in apis(fields)]
+        names += [
+            f"'unless_keywords' must list parameter names, not {name!r}"
+            for name in fields["unless_keywords"]
+            if not (isinstance(name, str) and is_identifier(name))
+        ]
+        return next(filter(None, names), None)
 
     def compile(self, rule, index):
         # Keyed like lookups are (a trailing .__init__ names the class); later files win.
@@ -50,6 +58,7 @@ class ApiStatus(RuleKind):
                     builtin=rule.builtin,
                     references=bool(rule.get("references")),
                     cuda_only=bool(rule.get("cuda_only")),
+                    unless_keywords=frozenset(rule.get("unless_keywords") or ()),
                 )
             )
 
