@@ -1691,3 +1691,47 @@ def test_the_model_s_own_attributes_go_through_module_after_the_wrap(tmp_path):
     ]
     multi = run_launcher(migrated, cwd=migrated)
     assert (multi.returncode, multi.stdout) == (0, "seen 4 2\n" * 2), multi.stderr
+
+
+READS_LOCAL_RANK_ARGUMENT = """import argparse
+import sys
+
+import torch
+import torch.distributed as dist
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--local_rank", type=int, default=-1)
+parser.add_argument("--steps", type=int, default=1)
+opt = parser.parse_args()
+if opt.local_rank != -1:
+    torch.cuda.set_device(opt.local_rank)
+    dist.init_process_group(backend="nccl", init_method="env://")
+device = torch.device("cuda", max(opt.local_rank, 0))
+model = torch.nn.Linear(2, 2).to(device)
+if opt.local_rank != -1:
+    model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[opt.local_rank])
+world = dist.get_world_size() if dist.is_initialized() else 1
+sys.stdout.write(f"local_rank {opt.local_rank} card {torch.cuda.current_device()} world {world}\\n")
+"""
+
+
+def test_a_script_reading_its_card_from_local_rank_gets_it_from_torchrun(tmp_path):
+    """ScaledYOLOv4 and T2T-ViT take their card only from --local_rank, which torch.distributed.launch
+    passes and torchrun, the launcher's, does not: every process trained alone (default -1), or
+    every rank sat on card 0 (default 0). The option now defaults to torchrun's LOCAL_RANK."""
+    require_torch()
+    write(tmp_path / "proj" / "train.py", READS_LOCAL_RANK_ARGUMENT)
+    result = run_cli(
+        "migrate", "-i", tmp_path / "proj", "-o", tmp_path / "out", "distributed", "-m", "train.py"
+    )
+    assert result.returncode == 0, result.stderr
+    migrated = tmp_path / "out" / "proj_msft_multi"
+    assert (
+        "parser.add_argument(\"--local_rank\", '--local-rank', type=int, "
+        "default=int(os.environ.get('LOCAL_RANK', -1)))\n"
+    ) in (migrated / "train.py").read_text()
+    multi = run_launcher(migrated, cwd=migrated)
+    assert multi.returncode == 0, multi.stderr
+    assert sorted(multi.stdout.splitlines()) == ["local_rank 0 card 0 world 2", "local_rank 1 card 1 world 2"]
+    single = run_program([sys.executable, "train.py"], cwd=migrated, env=standin_environment(plain_env(), 1))
+    assert single.stdout == "local_rank -1 card 0 world 1\n", single.stderr
