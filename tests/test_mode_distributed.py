@@ -1283,3 +1283,43 @@ def test_a_main_script_that_only_defines_its_training_is_refused(tmp_path):
     assert called.returncode == 0, called.stderr
     alone = one_script(tmp_path / "alone", ONLY_DEFINED)[0]
     assert alone.returncode == 0, alone.stderr
+
+
+@pytest.mark.parametrize(
+    "declared,migrated",
+    [
+        (
+            "parser.add_argument('--local_rank', default=0, type=int)",
+            "parser.add_argument('--local_rank', '--local-rank', "
+            "default=int(os.environ.get('LOCAL_RANK', 0)), type=int)",
+        ),
+        (
+            "parser.add_argument('--local-rank', type=int)",
+            "parser.add_argument('--local-rank', type=int, default=os.environ.get('LOCAL_RANK'))",
+        ),
+        (
+            "parser.add_argument('--local_rank', default=defaults.rank, type=int)",
+            "parser.add_argument('--local_rank', '--local-rank', default=defaults.rank, type=int)",
+        ),
+    ],
+    ids=["literal", "type int", "kept"],
+)
+def test_a_local_rank_option_takes_its_default_from_torchrun(tmp_path, declared, migrated):
+    """The launcher's torchrun sets LOCAL_RANK and passes no --local-rank. A default the script
+    writes as a number falls back after the variable, none with type=int becomes the variable
+    (argparse converts it), and one the migration cannot read is kept and reported."""
+    code = (
+        "import argparse\n\nimport torch\n\nparser = argparse.ArgumentParser()\n"
+        f"{declared}\nargs = parser.parse_args()\n"
+        "if __name__ == '__main__':\n    model = torch.nn.Linear(2, 2).cuda()\n"
+        "    for epoch in range(2):\n        model(torch.randn(1, 2).cuda()).sum().backward()\n"
+    )
+    result, main = one_script(tmp_path, code)
+    assert result.returncode == 0, result.stderr
+    text = main.read_text()
+    assert f"\n{migrated}\n" in text
+    changed = declared != migrated.replace(", '--local-rank'", "")
+    assert text.startswith("import os\n") == changed
+    option = "--local-rank" if "'--local-rank', type" in declared else "--local_rank"
+    expected = [] if changed else [["6", "6", f" {option}", "unsupported"]]
+    assert [row[:3] + row[4:] for row in reported(main, "G2N744")] == expected

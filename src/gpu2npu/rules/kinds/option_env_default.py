@@ -58,7 +58,8 @@ class OptionEnvDefault(RuleKind):
         return f".{rule['method']}('{rule['options'][0]}', default=...) reads {rule['variable']} first"
 
     def apply(self, rule, call: cst.Call, ctx) -> cst.Call:
-        if not _declares(call, rule["options"]):
+        option = _declared(call, rule["options"])
+        if option is None:
             return call
         variable = rule["variable"]
         if variable in ctx.code(call):  # it reads the variable already
@@ -66,23 +67,24 @@ class OptionEnvDefault(RuleKind):
         default = _keyword(call, "default")
         value = _env_default(default, _keyword(call, "type"), variable)
         if value is None:
-            ctx.keep(rule["options"][0], rule.id, works=False)
+            ctx.keep(option, rule.id, works=False)
             return call
         ctx.absolute_name_used("os")
-        ctx.record("MODIFY", f"{rule['options'][0]} defaults to the launcher's {variable}", rule.id)
+        ctx.record("MODIFY", f"take the default of {option} from the launcher's {variable}", rule.id)
         if default is None:
             return append_keyword(call, "default", value)
         args = [arg.with_changes(value=value) if arg is default else arg for arg in call.args]
         return call.with_changes(args=args)
 
 
-def _declares(call: cst.Call, options) -> bool:
-    return any(
-        arg.keyword is None
-        and isinstance(arg.value, cst.SimpleString)
-        and arg.value.evaluated_value in options
+def _declared(call: cst.Call, options) -> Optional[str]:
+    """The first of ``options`` the call declares as a plain string, or None."""
+    declared = [
+        arg.value.evaluated_value
         for arg in call.args
-    )
+        if arg.keyword is None and isinstance(arg.value, cst.SimpleString)
+    ]
+    return next((option for option in declared if option in options), None)
 
 
 def _keyword(call: cst.Call, name: str) -> Optional[cst.Arg]:
