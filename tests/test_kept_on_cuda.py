@@ -722,8 +722,21 @@ def test_a_cudnn_test_beside_the_device_s_is_reported_as_never_true_on_the_npu(t
             "openfold's fused attention softmax (attn_core_inplace_cuda, used with use_memory_efficient",
             0,
         ),
+        (
+            "from mish_cuda import MishCuda as Mish\n\nact = Mish()\n",
+            ["1", "1", "mish_cuda", "unsupported", "listed", "rules:G2N184"],
+            "mish_cuda is a CUDA extension (built with nvcc) with no NPU build",
+            1,
+        ),
+        (
+            "from timm.utils import NativeScaler\n\nscaler = NativeScaler()\n"
+            "chosen = NativeScaler(device='npu')\n",
+            ["3", "3", "timm.utils.NativeScaler", "unsupported", "listed", "rules:G2N185"],
+            "timm's NativeScaler builds a CUDA GradScaler (torch.cuda.amp.GradScaler() before timm 1.0.12",
+            1,
+        ),
     ],
-    ids=["vllm", "fairscale scaler", "basicsr engine", "openfold kernels"],
+    ids=["vllm", "fairscale scaler", "basicsr engine", "openfold kernels", "mish_cuda", "timm scaler"],
 )
 def test_a_library_that_needs_cuda_or_a_plugin_is_reported_where_the_code_uses_it(
     tmp_path, code, row, tip, check
@@ -733,7 +746,9 @@ def test_a_library_that_needs_cuda_or_a_plugin_is_reported_where_the_code_uses_i
     path scales its losses with fairscale's ShardedGradScaler, a torch.cuda.amp.GradScaler: on the
     NPU it turns itself off, so fp16 trained without loss scaling, and check passed. Real-ESRGAN
     trains through basicsr, which counts CUDA cards and so trained on the CPU; esm's ESMFold imports
-    openfold, whose fused kernels are CUDA-only. Each is reported where the code uses it; check
+    openfold, whose fused kernels are CUDA-only. ScaledYOLOv4's model imports the CUDA extension
+    mish_cuda; T2T-ViT scales its fp16 losses with timm's NativeScaler, a CUDA GradScaler that turns
+    itself off (one given device='npu' has chosen). Each is reported where the code uses it; check
     fails on the ones that cannot work."""
     write(tmp_path / "proj" / "main.py", code)
     result = run_cli("migrate", "-i", tmp_path / "proj", "-o", tmp_path / "out")

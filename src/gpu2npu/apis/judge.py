@@ -108,7 +108,7 @@ class ApiJudge:
     def _ruled_row(self, site: CallSite) -> Optional[ApiRow]:
         """A call of a non-torch name a status rule covers (a user's verdict, or a library
         function an earlier third-party analysis found unsupported, fed in with -api)."""
-        rules = self.index.overrides_for(site.api)
+        rules = _not_chosen(self.index.overrides_for(site.api), site)
         if not rules or site.kind == "import":
             return None
         answer = self.kb.lookup(site.api, self.version, rules)
