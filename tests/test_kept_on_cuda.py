@@ -236,12 +236,14 @@ LIGHTNING_TIP = (
 def test_lightnings_fabric_and_trainer_are_reported_where_they_pick_the_device(tmp_path):
     """litgpt's ``L.Fabric(devices=...)`` trained on the CPU of an NPU machine (Lightning's 'auto'
     knows no NPU), ControlNet's ``pl.Trainer(gpus=1)`` fails there: each call is a row, in either
-    target, though nothing in the line changes."""
+    target, though nothing in the line changes. co-tracker subclasses LightningLite, Fabric's
+    predecessor: the class is the row."""
     project = tmp_path / "proj"
     project.mkdir()
     code = (
         "import torch\nimport lightning as L\nimport pytorch_lightning as pl\n\n"
         "fabric = L.Fabric(devices=1)\ntrainer = pl.Trainer(gpus=1)\nx = torch.zeros(1).cuda()\n"
+        "from pytorch_lightning.lite import LightningLite\n\n\nclass Lite(LightningLite):\n    pass\n"
     )
     (project / "train.py").write_text(code)
     for target in ("npu", "portable"):
@@ -264,6 +266,16 @@ def test_lightnings_fabric_and_trainer_are_reported_where_they_pick_the_device(t
                 "6",
                 "6",
                 "pytorch_lightning.Trainer",
+                LIGHTNING_TIP,
+                "unsupported",
+                "listed",
+                "rules:G2N076",
+            ],
+            [
+                "train.py",
+                "11",
+                "11",
+                "pytorch_lightning.lite.LightningLite",
                 LIGHTNING_TIP,
                 "unsupported",
                 "listed",

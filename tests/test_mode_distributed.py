@@ -724,6 +724,24 @@ def main():
 if __name__ == "__main__":
     main()
 """
+LITE = """import torch
+from pytorch_lightning.lite import LightningLite
+
+
+class Lite(LightningLite):
+    def run(self):
+        model = torch.nn.Linear(2, 2)
+        model.cuda()
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        model, optimizer = self.setup(model, optimizer, move_to_device=False)
+        for epoch in range(2):
+            self.backward(model(torch.ones(2).cuda()).sum())
+            optimizer.step()
+
+
+if __name__ == "__main__":
+    Lite(devices="auto", accelerator="gpu").run()
+"""
 SPAWNS = """import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
@@ -767,8 +785,14 @@ def already_tip(setup: str) -> str:
             "deepspeed.initialize",
             "8",
         ),
+        (
+            LITE,
+            LITE.replace("import torch\n", "import torch\nimport torch_npu\n").replace(".cuda()", ".npu()"),
+            "pytorch_lightning.lite.LightningLite",
+            "5",
+        ),
     ],
-    ids=["lightning fabric", "deepspeed"],
+    ids=["lightning fabric", "deepspeed", "lightning lite subclassed"],
 )
 def test_a_script_another_framework_distributes_keeps_the_full_migration(
     tmp_path, code, migrated, setup, line

@@ -284,11 +284,14 @@ class _MoveScan(cst.CSTVisitor):
             self.statements.pop()
         super().on_leave(node)
 
+    def visit_ClassDef(self, node):
+        # a class of the script's own deriving from a framework that distributes it (co-tracker's
+        # Lite(LightningLite)): calling it sets the framework up
+        for base in node.bases:
+            self._note_setup(base.value, node)
+
     def visit_Call(self, node):
-        names = {q.name for q in self.get_metadata(QualifiedNameProvider, node.func, set())}
-        if names & self.plan.setups and not self.already:
-            self.already = self.get_metadata(PositionProvider, node).start.line
-            self.setup = sorted(names & self.plan.setups)[0]
+        self._note_setup(node.func, node)
         if isinstance(node.func, cst.Name):
             self.calls[id(node.func)] = self.get_metadata(PositionProvider, node).start.line
         for arg in node.args:
@@ -297,6 +300,13 @@ class _MoveScan(cst.CSTVisitor):
         if name.startswith("load") or name == "open":
             line = self.get_metadata(PositionProvider, node).start.line
             self.reads += [(line, _code(arg.value)) for arg in node.args]
+
+    def _note_setup(self, name: cst.BaseExpression, node: cst.CSTNode) -> None:
+        """The first call (or class base) that sets up a process group, DDP or a framework."""
+        names = {q.name for q in self.get_metadata(QualifiedNameProvider, name, set())}
+        if names & self.plan.setups and not self.already:
+            self.already = self.get_metadata(PositionProvider, node).start.line
+            self.setup = sorted(names & self.plan.setups)[0]
 
     def visit_SimpleStatementLine(self, node):
         self.aliases |= _aliased(node, self.aliases)
