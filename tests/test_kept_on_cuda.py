@@ -821,3 +821,43 @@ def test_the_checkpoint_load_the_row_names_fails_on_the_torch_of_the_target(tmp_
         [sys.executable, "train.py"], cwd=tmp_path, capture_output=True, text=True, env=plain_env()
     )
     assert (run.returncode, run.stdout) == (0, "0.1\n"), run.stderr
+
+
+SPECTROGRAM = """import torch
+
+audio = torch.sin(torch.arange(400.0))
+spec = torch.stft(audio, 64, hop_length=16, window=torch.hann_window(64))
+chosen = torch.stft(audio, 64, hop_length=16, window=torch.hann_window(64), return_complex=True)
+print(tuple(spec.shape), tuple(torch.view_as_real(chosen).shape))
+"""
+
+
+def test_a_spectrogram_that_leaves_return_complex_to_torch_is_reported_from_torch_2(tmp_path):
+    """vits computes its mel spectrograms with torch.stft and no return_complex: torch 2 refuses a
+    real input so, and the NPU pairs with torch 2.1 or later. The call that passes it is not a row;
+    with -v 1.11.0 none is. The row's claim and its fix, on the torch the tests run."""
+    write(tmp_path / "proj" / "audio.py", SPECTROGRAM)
+    for version, expected in (
+        ("2.1.0", [["audio.py", "4", "4", "torch.stft", "rules:G2N186"]]),
+        ("1.11.0", []),
+    ):
+        result = run_cli("migrate", "-v", version, "-i", tmp_path / "proj", "-o", tmp_path / version)
+        assert result.returncode == 0, result.stderr
+        found = rows(tmp_path / version / "proj_msft" / "transplant_result_file" / "unsupported_api.csv")
+        assert [row[:4] + row[-1:] for row in found[1:] if row[3] == "torch.stft"] == expected, version
+    assert run_cli("check", "-v", "2.1.0", tmp_path / "proj").returncode == 1
+    require_torch()
+    run = subprocess.run(
+        [sys.executable, "audio.py"], cwd=tmp_path / "proj", capture_output=True, text=True, env=plain_env()
+    )
+    assert run.returncode == 1 and "requires the return_complex parameter" in run.stderr
+    fixed = SPECTROGRAM.replace(
+        "spec = torch.stft(audio, 64, hop_length=16, window=torch.hann_window(64))",
+        "spec = torch.view_as_real(torch.stft(audio, 64, hop_length=16, window=torch.hann_window(64), "
+        "return_complex=True))",
+    )
+    write(tmp_path / "proj" / "audio.py", fixed)
+    run = subprocess.run(
+        [sys.executable, "audio.py"], cwd=tmp_path / "proj", capture_output=True, text=True, env=plain_env()
+    )
+    assert (run.returncode, run.stdout) == (0, "(33, 26, 2) (33, 26, 2)\n"), run.stderr

@@ -16,7 +16,7 @@ TARGET = Target(
         "reported_apis.yaml",
         "removed_apis.yaml",
         "kept_on_cuda.yaml",
-        "every_mode/checkpoints.yaml",
+        "every_mode/newer_torch.yaml",
         "every_mode/collectives.yaml",
         "every_mode/config_reports.yaml",
         "every_mode/dependencies.yaml",
