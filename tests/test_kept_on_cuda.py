@@ -12,13 +12,12 @@ its CUDA form and is reported as manual work (``tests/projects/kept_on_cuda``):
 
 import json
 import os
-import subprocess
 import sys
 
 import pytest
 from helpers import REPO, python_change_rows, rows, run_cli, write
 from helpers import migrate as migrate_code
-from test_standin import plain_env, require_torch
+from test_standin import plain_env, require_torch, run_program
 
 PROJECT = REPO / "tests" / "projects" / "kept_on_cuda"
 KEPT_TIP = (
@@ -811,15 +810,11 @@ def test_the_checkpoint_load_the_row_names_fails_on_the_torch_of_the_target(tmp_
     passes weights_only=False reads the checkpoint."""
     require_torch()
     write(tmp_path / "train.py", CHECKPOINT_LOADS)
-    run = subprocess.run(
-        [sys.executable, "train.py"], cwd=tmp_path, capture_output=True, text=True, env=plain_env()
-    )
+    run = run_program([sys.executable, "train.py"], cwd=tmp_path, env=plain_env())
     assert run.returncode == 1 and "Weights only load failed" in run.stderr
     fixed = CHECKPOINT_LOADS.replace('map_location="cpu")', 'map_location="cpu", weights_only=False)')
     write(tmp_path / "train.py", fixed)
-    run = subprocess.run(
-        [sys.executable, "train.py"], cwd=tmp_path, capture_output=True, text=True, env=plain_env()
-    )
+    run = run_program([sys.executable, "train.py"], cwd=tmp_path, env=plain_env())
     assert (run.returncode, run.stdout) == (0, "0.1\n"), run.stderr
 
 
@@ -847,9 +842,7 @@ def test_a_spectrogram_that_leaves_return_complex_to_torch_is_reported_from_torc
         assert [row[:4] + row[-1:] for row in found[1:] if row[3] == "torch.stft"] == expected, version
     assert run_cli("check", "-v", "2.1.0", tmp_path / "proj").returncode == 1
     require_torch()
-    run = subprocess.run(
-        [sys.executable, "audio.py"], cwd=tmp_path / "proj", capture_output=True, text=True, env=plain_env()
-    )
+    run = run_program([sys.executable, "audio.py"], cwd=tmp_path / "proj", env=plain_env())
     assert run.returncode == 1 and "requires the return_complex parameter" in run.stderr
     fixed = SPECTROGRAM.replace(
         "spec = torch.stft(audio, 64, hop_length=16, window=torch.hann_window(64))",
@@ -857,7 +850,5 @@ def test_a_spectrogram_that_leaves_return_complex_to_torch_is_reported_from_torc
         "return_complex=True))",
     )
     write(tmp_path / "proj" / "audio.py", fixed)
-    run = subprocess.run(
-        [sys.executable, "audio.py"], cwd=tmp_path / "proj", capture_output=True, text=True, env=plain_env()
-    )
+    run = run_program([sys.executable, "audio.py"], cwd=tmp_path / "proj", env=plain_env())
     assert (run.returncode, run.stdout) == (0, "(33, 26, 2) (33, 26, 2)\n"), run.stderr
