@@ -54,6 +54,13 @@ STRING_TIP = (
     "the environment), which still says 'cuda' after the migration; if data written on the NPU must "
     "match too, compare with both ('cuda', 'npu')"
 )
+LOAD_TIP = (
+    "at this target torch (2.6 or later) torch.load reads only tensors and plain containers unless told "
+    "otherwise (weights_only=True by default since torch 2.6): a checkpoint that holds more (a whole model, "
+    "an argparse.Namespace of the run's options, numpy values) fails with UnpicklingError 'Weights only load "
+    "failed'; pass weights_only=False for checkpoints you trust, or allow their classes with "
+    "torch.serialization.add_safe_globals"
+)
 PROPERTIES = "torch.cuda.get_device_properties"
 UNSUPPORTED_ROWS = [
     ["File", "Start Line", "End Line", "OP", "Tips", "Status", "Confidence", "Source"],
@@ -65,6 +72,7 @@ UNSUPPORTED_ROWS = [
     ["legacy.py", "9", "9", "torch.solve", SOLVE_TIP, "unsupported", "listed", "rules:G2N406"],
     ["limited.py", "5", "5", "torch.float64", FLOAT64_TIP, "supported_with_limits", "listed", "rules:M054"],
     ["loader.py", "10", "10", "'cuda'", STRING_TIP, "supported_with_limits", "listed", "rules:G2N092"],
+    ["loader.py", "15", "15", "torch.load", LOAD_TIP, "supported_with_limits", "listed", "rules:G2N183"],
     ["loader.py", "16", "16", "'cuda'", STRING_TIP, "supported_with_limits", "listed", "rules:G2N092"],
     ["loader.py", "19", "19", "'cuda'", STRING_TIP, "supported_with_limits", "listed", "rules:G2N092"],
     ["loader.py", "25", "25", "'cuda:'", STRING_TIP, "supported_with_limits", "listed", "rules:G2N092"],

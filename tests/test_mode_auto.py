@@ -239,8 +239,12 @@ def test_rules_list_shows_the_rules_of_a_mode():
     # the patcher sets no environment variable (G2N036/G2N037 are the names before torch 2.8)
     environment = [f"G2N0{n}" for n in range(30, 42) if n not in (36, 37)]
     # HCCL refuses a float64 reduction whatever patches the program (G2N174); torch 2.x's launcher
-    # passes --local-rank whatever patches it (G2N176)
-    assert python_ids == environment + ["G2N174", "G2N176"] + removed + [f"G2N70{n}" for n in range(10)] + [
+    # passes --local-rank whatever patches it (G2N176); a newer torch refuses torch.load's and
+    # torch.stft's old defaults whatever patches them (G2N183, G2N186)
+    newer_torch = ["G2N183", "G2N186"]
+    assert python_ids == environment + ["G2N174", "G2N176"] + newer_torch + removed + [
+        f"G2N70{n}" for n in range(10)
+    ] + [
         "G2N710",
         "G2N711",
         "G2N712",

@@ -60,7 +60,7 @@ def test_the_example_page_says_what_the_reports_say(tmp_path):
     assert "<b>5 / 9</b>files changed" in text
     assert "<b>42</b>changes" in text
     assert "<b>1</b>unknown APIs" in text
-    assert "Findings (4: 0 errors, 2 warnings, 2 notes)" in text
+    assert "Findings (6: 0 errors, 4 warnings, 2 notes)" in text
     unknown = '<td>unknown</td><td><a href="#file-3">train.py</a></td><td>216</td>'
     assert f"{unknown}<td>torch.distributed.destroy_process_group</td>" in text
     assert '<details class="file" id="file-3" open>\n<summary>train.py ' in text
@@ -123,14 +123,14 @@ def test_the_example_renders_in_chromium_with_and_without_javascript(tmp_path):
     body = re.search(r"<body[^>]*>", dom).group(0)
     assert re.search(r'data-ready="\d+"', body) and re.search(r'data-loaded="\d+"', body)
     assert '<input id="filter" type="search" placeholder="filter findings">' in dom
-    assert dom.count('<td class="sev sev-') == 4
+    assert dom.count('<td class="sev sev-') == 6
     # the same page where the browser runs no script: the tables are all there, without the filter
     blocked = tmp_path / "no_script.html"
     blocked.write_text(page.read_text().replace("script-src 'unsafe-inline'", "script-src 'none'"))
     dom, console = browse(tmp_path, blocked, "--dump-dom")
     assert len(console) == 1 and "violates the following Content Security Policy directive" in console[0]
     assert "data-ready" not in dom and 'id="filter"' not in dom
-    assert dom.count('<td class="sev sev-') == 4
+    assert dom.count('<td class="sev sev-') == 6
     assert dom.count('<tr class="note">') == page.read_text().count('<tr class="note">') > 20
 
 
