@@ -13,7 +13,8 @@ is rewritten; any other default is kept and reported with the rule's tip.
 
     rules:
       OptionEnvDefaultRule:
-        - {id: G2N744, method: add_argument, options: [--local_rank, --local-rank], variable: LOCAL_RANK}
+        - {id: G2N744, method: add_argument, options: [--local_rank, --local-rank], variable: LOCAL_RANK,
+           tip: "..."}
 """
 
 from __future__ import annotations
