@@ -852,3 +852,50 @@ def test_a_spectrogram_that_leaves_return_complex_to_torch_is_reported_from_torc
     write(tmp_path / "proj" / "audio.py", fixed)
     run = run_program([sys.executable, "audio.py"], cwd=tmp_path / "proj", env=plain_env())
     assert (run.returncode, run.stdout) == (0, "(33, 26, 2) (33, 26, 2)\n"), run.stderr
+
+
+CUDA_BUILD_GATES = """import torch
+from torch import version as tv
+
+bf16_ready = torch.version.cuda is not None and torch.cuda.is_bf16_supported()
+if tv.cuda:
+    torch.backends.cudnn.benchmark = True
+kernel = "fused" if torch.version.cuda else "plain"
+assert not torch.version.cuda or bf16_ready
+names = [name for name in ("a", "b") if torch.version.cuda]
+print(torch.version.cuda, f"{torch.version.cuda}")
+built = torch.version.cuda
+print(bf16_ready, kernel, torch.cuda.is_bf16_supported())
+"""
+
+
+@pytest.mark.parametrize(
+    "style", [(), ("--target", "portable"), ("--mode", "auto", "--entry", "train.py")], ids=str
+)
+def test_a_test_of_torch_version_cuda_is_reported_where_it_decides(tmp_path, style):
+    """FSDP recipes gate bf16 on torch.version.cuda, which is None on every torch_npu host, also
+    under transfer_to_npu: the NPU silently trained in another precision and no row said so
+    (msFmkTransplt leaves it untouched too, anchor-spec B7). Each read that decides (a test, an
+    and/or/not operand, a comparison, through an alias) gets a row; a read that is only shown or
+    bound does not."""
+    write(tmp_path / "proj" / "train.py", CUDA_BUILD_GATES)
+    result = run_cli("migrate", *style, "-i", tmp_path / "proj", "-o", tmp_path / "out")
+    assert result.returncode == 0, result.stderr
+    report = tmp_path / "out" / "proj_msft" / "transplant_result_file" / "manual_work.csv"
+    gates = [row for row in rows(report)[1:] if row[6] == "G2N187"]
+    assert [row[:4] + row[5:] for row in gates] == [
+        ["train.py", str(line), str(line), "torch.version.cuda", "limited", "G2N187", "python", ""]
+        for line in (4, 5, 7, 8, 9)
+    ]
+    assert gates[0][4].startswith("None on an NPU host (torch_npu runs on a torch built without CUDA")
+
+
+def test_the_gate_the_row_names_takes_the_branch_without_cuda_on_the_stand_in(tmp_path):
+    """The row's claim, run: migrated, the bf16 gate is False under the NPU stand-in, whose
+    torch.npu says bf16 is supported, and the kernel test picks the plain branch."""
+    require_torch()
+    write(tmp_path / "proj" / "train.py", CUDA_BUILD_GATES)
+    assert run_cli("migrate", "-i", tmp_path / "proj", "-o", tmp_path / "out").returncode == 0
+    migrated = tmp_path / "out" / "proj_msft"
+    run = run_cli("run", "--", sys.executable, "train.py", cwd=migrated)
+    assert (run.returncode, run.stdout) == (0, "None None\nFalse plain True\n"), run.stderr

@@ -2,8 +2,9 @@
 A ``setup.py`` also declares the project's dependencies: they join the dependency plan. An
 environment variable an EnvVarReportRule knows is reported where a string literal names it
 (``os.environ['NCCL_SOCKET_IFNAME'] = ...``), as where a launcher exports it, and an attribute
-an AttributeReportRule knows where it is read (``x.is_cuda``), a literal a StringReportRule knows
-where it is written (``'torch.cuda.FloatTensor'``). A command a CommandReportRule knows
+an AttributeReportRule knows where it is read (``x.is_cuda``), a name a GateReportRule knows where
+it decides a branch (``if torch.version.cuda:``), a literal a StringReportRule knows where it is
+written (``'torch.cuda.FloatTensor'``). A command a CommandReportRule knows
 is reported where the code runs it (``os.popen("nvidia-smi -L")``, ``subprocess.run(["nvidia-smi",
 ...])``), as where a launcher does."""
 
@@ -42,8 +43,9 @@ def declared_dependencies(data: bytes, rel: str, index, tree=None):
 
 def python_reports(data: bytes, index, tree=None, kept=()) -> List[Reported]:
     """What the reporting rules find in Python code: variables (EnvVarReportRule), literals
-    (StringReportRule) and attribute reads (AttributeReportRule); the file is parsed here only if
-    a byte scan finds one of them and the run has not parsed it yet."""
+    (StringReportRule), attribute reads (AttributeReportRule) and names that decide a branch
+    (GateReportRule); the file is parsed here only if a byte scan finds one of them and the run
+    has not parsed it yet."""
     tables = shell_tables(index)
     words = list(tables.reported_names) + [prefix for prefix, _ in tables.reported_prefixes]
     literals = {text: rule for rule in index.rules_of("StringReportRule") for text in rule["texts"]}
@@ -51,11 +53,20 @@ def python_reports(data: bytes, index, tree=None, kept=()) -> List[Reported]:
     commands = any(command.encode() in data for command in tables.commands)
     attributes = {rule["attribute"]: rule for rule in index.rules_of("AttributeReportRule")}
     attributes = {name: rule for name, rule in attributes.items() if f".{name}".encode() in data}
-    if not (named or commands or attributes) or (tree is None and (tree := parse_ast(data)) is None):
+    gates = {rule["name"]: rule for rule in index.rules_of("GateReportRule") if _may_name(data, rule["name"])}
+    if not (named or commands or attributes or gates):
+        return []
+    if tree is None and (tree := parse_ast(data)) is None:
         return []
     rows = _literals_reported(tree, tables, literals) if named else []
     rows += _commands_reported(tree, tables) if commands else []
+    rows += _gates_reported(tree, gates) if gates else []
     return sorted(rows + (_attributes_reported(tree, attributes, kept) if attributes else []))
+
+
+def _may_name(data: bytes, name: str) -> bool:
+    """Whether the bytes hold every part of a qualified name (however the file imports it)."""
+    return all(part.encode() in data for part in name.split("."))
 
 
 def _literals_reported(tree, tables, literals) -> List[Reported]:
@@ -133,6 +144,41 @@ def _attributes_reported(tree, rules, kept) -> List[Reported]:
         where = (node.lineno, node.end_lineno)
         rows.add(Reported(*where, ast.unparse(node), rule["tip"], rule.id, rule["category"]))
     return list(rows)
+
+
+def _gates_reported(tree, rules) -> List[Reported]:
+    """A row for each read of a name a GateReportRule reports where it decides a branch."""
+    imports = file_imports(tree)
+    rows = set()
+    for node in _deciding_reads(tree):
+        rule = rules.get(qualify(dotted(node) or "", imports))
+        if rule is not None:
+            where = (node.lineno, node.end_lineno)
+            rows.add(Reported(*where, rule["name"], rule["tip"], rule.id, rule["category"]))
+    return list(rows)
+
+
+def _deciding_reads(tree) -> List[ast.AST]:
+    """The names and attributes read in a test (if, while, assert, conditional expression,
+    comprehension filter), an operand of and / or / not, or a comparison."""
+    decisions: List[ast.AST] = []
+    for node in module_nodes(tree):
+        if isinstance(node, (ast.If, ast.While, ast.IfExp, ast.Assert)):
+            decisions.append(node.test)
+        elif isinstance(node, ast.comprehension):
+            decisions.extend(node.ifs)
+        elif isinstance(node, (ast.BoolOp, ast.Compare)) or (
+            isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not)
+        ):
+            decisions.append(node)
+    seen = set()
+    reads = []
+    for decision in decisions:
+        for node in ast.walk(decision):
+            if isinstance(node, (ast.Name, ast.Attribute)) and id(node) not in seen:
+                seen.add(id(node))
+                reads.append(node)
+    return reads
 
 
 class PythonSource(FileKind):

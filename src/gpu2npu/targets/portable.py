@@ -17,6 +17,7 @@ TARGET = Target(
         "removed_apis.yaml",
         "kept_on_cuda.yaml",
         "every_mode/newer_torch.yaml",
+        "every_mode/cuda_build.yaml",
         "every_mode/collectives.yaml",
         "every_mode/config_reports.yaml",
         "every_mode/dependencies.yaml",
