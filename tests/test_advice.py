@@ -300,3 +300,33 @@ def test_project_rows_are_configuration_only_when_no_sync_is_called(no_sync):
 
 def test_project_rows_without_ddp_are_configuration_only():
     assert project_rows([site("torch.optim.SGD"), site(DDP, kind="import")]) == configuration_rows()
+
+
+def test_a_no_sync_passed_on_uncalled_counts_as_used(tmp_path):
+    """lightweight-gan enters ``ddp.no_sync`` through ``map(lambda ddp: ddp.no_sync, ddps)`` and
+    calls it later: the project uses no_sync, yet the run advised it. A reference to the method
+    counts as its use; a project that names it nowhere still gets the advice."""
+    from helpers import rows, run_cli, write
+
+    passed_on = """import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+def contexts(ddps):
+    return [ctx() for ctx in map(lambda ddp: ddp.no_sync, ddps)]
+
+model = DDP(torch.nn.Linear(2, 2))
+"""
+    for name, source in (("passed_on", passed_on), ("never", passed_on.replace("ddp.no_sync", "ddp"))):
+        write(tmp_path / name / "train.py", source)
+        assert run_cli("migrate", "-i", tmp_path / name, "-o", tmp_path / "out").returncode == 0
+    advised = {
+        name: [
+            row[:4]
+            for row in rows(
+                tmp_path / "out" / f"{name}_msft/transplant_result_file/api_performance_advice.csv"
+            )
+            if row[3] == "no_sync"
+        ]
+        for name in ("passed_on", "never")
+    }
+    assert advised == {"passed_on": [], "never": [["NA", "NA", "NA", "no_sync"]]}

@@ -115,7 +115,7 @@ def project_rows(all_calls: Iterable[CallSite]) -> List[AdviceRow]:
     rows = [_project_row(name, advice) for name, advice in data.configuration]
     calls = list(all_calls)
     used = {call.api for call in calls if call.kind in _USE_KINDS and call.api}
-    called_methods = {_method_name(call) for call in calls if call.kind == "call"}
+    called_methods = {_method_name(call) for call in calls if call.kind in ("call", "attribute")}
     for suggestion in data.suggested_use:
         if all(api in used for api in suggestion.when_used) and suggestion.method not in called_methods:
             rows.append(_project_row(suggestion.method, suggestion.advice))

@@ -17,6 +17,8 @@ from gpu2npu.source.binder import ScopedReader
 from gpu2npu.source.names import dotted
 from gpu2npu.source.scopes import LOCAL
 
+ANY_RECEIVER = "*."  # in ``references``: the method on any receiver
+
 
 def _placeholder(node: ast.AST) -> str:
     return ""
@@ -34,7 +36,8 @@ def collect_calls(
     Argument texts are kept only for calls whose API or method name is in ``detail_for``
     (the ones some analysis reads); other calls keep empty placeholders, so counts stay right.
     References to the APIs in ``references`` are uses too (``dtype=torch.float64``), recorded
-    as ``attribute`` sites.
+    as ``attribute`` sites; ``*.method`` there stands for the method on any receiver
+    (``map(lambda ddp: ddp.no_sync, ddps)``), recorded by its method name.
     """
     if tree is None:
         try:
@@ -195,6 +198,13 @@ class _Collector(ScopedReader):
             qualified = self.qualified(node)
             if qualified in self.references:
                 self._add(node, qualified, "attribute")
+            elif ANY_RECEIVER + node.attr in self.references:  # a method passed on, called later
+                end = node.end_lineno or node.lineno
+                self.sites.append(
+                    CallSite(
+                        self.rel, node.lineno, end, "", "attribute", node.attr, column=node.col_offset + 1
+                    )
+                )
         self.generic_visit(node)
 
     def _callee(self, func: ast.AST):

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Dict, FrozenSet, Iterator, List, Set, Tuple
 
 from gpu2npu.apis import advice
+from gpu2npu.apis.collect import ANY_RECEIVER
 from gpu2npu.apis.context import ANALYSED_ROOTS, AnalysisContext
 from gpu2npu.apis.cuda_ops import CPP_SUFFIXES, CudaOp, Extension, find_extensions, inline_ops, read_cpp_ops
 from gpu2npu.filekinds.notebook import Notebook
@@ -512,7 +513,7 @@ def analysis_context(index: RuleIndex, scan: ProjectScan) -> AnalysisContext:
         frozenset(roots),
         frozenset(methods | index.any_receiver_methods()),
         details,
-        frozenset(index.reference_apis()),
+        frozenset(index.reference_apis() | {ANY_RECEIVER + method for method in advice.suggested_methods()}),
     )
 
 
