@@ -147,15 +147,31 @@ def _attributes_reported(tree, rules, kept) -> List[Reported]:
 
 
 def _gates_reported(tree, rules) -> List[Reported]:
-    """A row for each read of a name a GateReportRule reports where it decides a branch."""
-    imports = file_imports(tree)
+    """A row for each read of a name a GateReportRule reports where it decides a branch (the
+    reads are found first: most files have none, and then no decision is looked at)."""
+    reads = _reads_of(tree, rules)
     rows = set()
-    for node in _deciding_reads(tree):
-        rule = rules.get(qualify(dotted(node) or "", imports))
+    for node in _deciding_reads(tree) if reads else ():
+        rule = reads.get(id(node))
         if rule is not None:
             where = (node.lineno, node.end_lineno)
             rows.add(Reported(*where, rule["name"], rule["tip"], rule.id, rule["category"]))
     return list(rows)
+
+
+def _reads_of(tree, rules) -> dict:
+    """By node id, the rule of each name or attribute that reads one of the rules' names."""
+    last_parts = {name.rsplit(".", 1)[-1] for name in rules}
+    imports = None
+    reads = {}
+    for node in module_nodes(tree):
+        last = node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", None)
+        if last in last_parts and isinstance(node, (ast.Attribute, ast.Name)):
+            imports = file_imports(tree) if imports is None else imports
+            rule = rules.get(qualify(dotted(node) or "", imports))
+            if rule is not None:
+                reads[id(node)] = rule
+    return reads
 
 
 def _deciding_reads(tree) -> List[ast.AST]:
@@ -171,14 +187,7 @@ def _deciding_reads(tree) -> List[ast.AST]:
             isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not)
         ):
             decisions.append(node)
-    seen = set()
-    reads = []
-    for decision in decisions:
-        for node in ast.walk(decision):
-            if isinstance(node, (ast.Name, ast.Attribute)) and id(node) not in seen:
-                seen.add(id(node))
-                reads.append(node)
-    return reads
+    return [node for decision in decisions for node in ast.walk(decision)]
 
 
 class PythonSource(FileKind):
