@@ -295,6 +295,44 @@ def device():
 """
 
 
+OPTIONAL_TORCH_THEN_IMPORTS = """\
+try:
+    import torch
+except ImportError:
+    torch = None
+try:
+    import cv2
+except ImportError:
+    cv2 = None
+import sys
+
+
+def device():
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu"), sys.platform
+"""
+
+
+@pytest.mark.parametrize("version", ["2.8.0", "2.1.0"])
+def test_the_imports_after_an_optional_torch_are_kept_where_the_bindings_go_into_it(version, tmp_path):
+    """pytorchvideo's notebooks import torch in a try, then cv2 in another: the bindings went into
+    the first try and the import blocks after it were dropped, so the copy failed with NameError
+    on sys. Every statement stays."""
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "optional.py").write_text(OPTIONAL_TORCH_THEN_IMPORTS)
+    result = run_cli("migrate", "-i", project, "-o", tmp_path / "out", "--target", "portable", "-v", version)
+    assert result.returncode == 0, result.stderr
+    migrated = (tmp_path / "out" / "proj_msft" / "optional.py").read_text()
+    before, after = OPTIONAL_TORCH_THEN_IMPORTS.split("except ImportError:\n    torch = None\n")
+    assert migrated.startswith("try:\n    import torch\n")
+    assert migrated.split("except ImportError:\n    torch = None\n")[1] == after.replace(
+        'torch.device("cuda" if torch.cuda.is_available()',
+        {"2.8.0": "torch.device(DEVICE_TYPE if torch.accelerator.is_available()"}.get(
+            version, "torch.device(DEVICE_TYPE if DEVICE_MODULE.is_available()"
+        ),
+    )
+
+
 @pytest.mark.parametrize("target", ["portable", "npu"])
 def test_a_module_whose_torch_is_optional_still_imports_where_torch_is_missing(target, tmp_path):
     """The portable bindings (and torch_npu) go into the ``try`` that imports torch: before, they

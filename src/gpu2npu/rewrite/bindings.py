@@ -103,7 +103,7 @@ def insert_bindings(
         code = cst.Module(body=[]).code_for_node(inside)
         first = cst.Module(body=[]).code_for_node(statements[0]).strip().splitlines()[0]
         into = code[: code.index(first)].count("\n")
-        return body[:anchor] + [inside] + body[position:], anchor, into
+        return body[:anchor] + [inside] + body[anchor + 1 :], anchor, into
     return body[:position] + statements + body[position:], position, 0
 
 
