@@ -236,13 +236,15 @@ def test_lightnings_fabric_and_trainer_are_reported_where_they_pick_the_device(t
     """litgpt's ``L.Fabric(devices=...)`` trained on the CPU of an NPU machine (Lightning's 'auto'
     knows no NPU), ControlNet's ``pl.Trainer(gpus=1)`` fails there: each call is a row, in either
     target, though nothing in the line changes. co-tracker subclasses LightningLite, Fabric's
-    predecessor: the class is the row."""
+    predecessor: the class is the row. pytorchvideo's and fastMRI's scripts build the Trainer with
+    ``Trainer.from_argparse_args(args)`` (pytorch_lightning before 2.0)."""
     project = tmp_path / "proj"
     project.mkdir()
     code = (
         "import torch\nimport lightning as L\nimport pytorch_lightning as pl\n\n"
         "fabric = L.Fabric(devices=1)\ntrainer = pl.Trainer(gpus=1)\nx = torch.zeros(1).cuda()\n"
-        "from pytorch_lightning.lite import LightningLite\n\n\nclass Lite(LightningLite):\n    pass\n"
+        "from pytorch_lightning.lite import LightningLite\n\n\nclass Lite(LightningLite):\n    pass\n\n\n"
+        "trainer = pl.Trainer.from_argparse_args(args)\n"
     )
     (project / "train.py").write_text(code)
     for target in ("npu", "portable"):
@@ -275,6 +277,16 @@ def test_lightnings_fabric_and_trainer_are_reported_where_they_pick_the_device(t
                 "11",
                 "11",
                 "pytorch_lightning.lite.LightningLite",
+                LIGHTNING_TIP,
+                "unsupported",
+                "listed",
+                "rules:G2N076",
+            ],
+            [
+                "train.py",
+                "15",
+                "15",
+                "pytorch_lightning.Trainer.from_argparse_args",
                 LIGHTNING_TIP,
                 "unsupported",
                 "listed",

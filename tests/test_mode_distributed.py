@@ -811,6 +811,11 @@ def test_a_script_another_framework_distributes_keeps_the_full_migration(
         ("import lightning_fabric", "fabric = lightning_fabric.Fabric()", "lightning_fabric.Fabric"),
         ("from lightning.pytorch import Trainer", "trainer = Trainer()", "lightning.pytorch.Trainer"),
         ("import pytorch_lightning as pl", "trainer = pl.Trainer()", "pytorch_lightning.Trainer"),
+        (
+            "import pytorch_lightning as pl",
+            "trainer = pl.Trainer.from_argparse_args(args)",
+            "pytorch_lightning.Trainer.from_argparse_args",
+        ),
         ("from accelerate import Accelerator", "accelerator = Accelerator()", "accelerate.Accelerator"),
         (
             "from torch.distributed.fsdp import FullyShardedDataParallel as FSDP",
