@@ -242,6 +242,10 @@ SELECTING_ITSELF = {
     ),
     "lib.py": "import torch\n\n\ndef first():\n    return torch.ones(2).to('cuda:0')\n",
     "plain.py": "import torch\n\nif __name__ == '__main__':\n    print(torch.ones(2).cuda())\n",
+    "cpu_fallback.py": (
+        "import os\n\nimport torch\n\nif __name__ == '__main__':\n    if os.environ.get('GPUS') == '0':\n"
+        "        os.environ['CUDA_VISIBLE_DEVICES'] = '-1'\n    print(torch.ones(2).cuda())\n"
+    ),
 }
 
 
@@ -262,10 +266,17 @@ def test_a_script_selecting_its_device_itself_and_a_library_are_not_given_a_devi
     ``set_device(local_rank)``; importing a library module claims no card. The worker selects
     DEVICE_ID only where the environment sets it (nanoGPT selects its card only under torchrun:
     ``DEVICE_ID=1 python train.py`` took card 0); a script that does not select its device still
-    selects DEVICE_ID."""
+    selects DEVICE_ID, and so does one that hides every card for a CPU run (EfficientDet's
+    ``CUDA_VISIBLE_DEVICES = '-1'`` where ``num_gpus == 0``): that selects no card."""
     source, out = migrated_project(tmp_path, SELECTING_ITSELF)
     selects = {name: selection((out / name).read_text()) for name in SELECTING_ITSELF}
-    assert selects == {"serve.py": "no", "worker.py": "where set", "lib.py": "no", "plain.py": "always"}
+    assert selects == {
+        "serve.py": "no",
+        "worker.py": "where set",
+        "lib.py": "no",
+        "plain.py": "always",
+        "cpu_fallback.py": "always",
+    }
     assert "os.environ['ASCEND_RT_VISIBLE_DEVICES'] = args.gpus\n" in (out / "serve.py").read_text()
     inserts = [
         row
@@ -275,6 +286,7 @@ def test_a_script_selecting_its_device_itself_and_a_library_are_not_given_a_devi
     taken = "insert the statements that take DEVICE_ID from the environment"
     itself = "the script selects its device itself"
     assert inserts == [
+        ["cpu_fallback.py", "3", "3", "INSERT", taken, "G2N720"],
         ["lib.py", "1", "1", "INSERT", taken, "G2N720"],
         ["plain.py", "1", "1", "INSERT", taken, "G2N720"],
         ["serve.py", "4", "4", "INSERT", f"{taken} (not selecting it: {itself}, line 11)", "G2N720"],

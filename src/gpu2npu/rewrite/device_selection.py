@@ -87,14 +87,23 @@ def _sets_device_otherwise(node: ast.Call, name: str) -> bool:
 
 
 def _sets_visible_devices(node: ast.AST) -> bool:
-    """``os.environ['X_VISIBLE_DEVICES'] = ...`` or ``os.environ.setdefault('X_VISIBLE_DEVICES', ...)``."""
+    """``os.environ['X_VISIBLE_DEVICES'] = ...`` or ``os.environ.setdefault('X_VISIBLE_DEVICES', ...)``,
+    naming cards: ``'-1'`` or ``''`` hides them all for a CPU run (EfficientDet's ``num_gpus == 0``),
+    which selects none."""
     if isinstance(node, ast.Assign):
         keys = [t.slice for t in node.targets if isinstance(t, ast.Subscript)]
+        value = node.value
     elif (dotted(node.func) or "").endswith("environ.setdefault") or dotted(node.func) == "os.putenv":
         keys = node.args[:1]
+        value = node.args[1] if len(node.args) > 1 else None
     else:
         return False
+    if isinstance(value, ast.Constant) and str(value.value).strip() in _NO_CARD:
+        return False
     return any(isinstance(k, ast.Constant) and str(k.value).endswith("VISIBLE_DEVICES") for k in keys)
+
+
+_NO_CARD = frozenset({"-1", ""})  # visible-device values that hide every card
 
 
 def rank_alternatives(tree: ast.AST) -> Set[int]:
