@@ -64,11 +64,13 @@ def test_fail_on_levels(tmp_path, code, fail_on, expected):
     assert check(tmp_path, "a.py", "--fail-on", fail_on).returncode == expected
 
 
-def test_an_adam_step_is_a_warning_not_an_error(tmp_path):
+@pytest.mark.parametrize("style", [(), ("--mode", "auto", "--entry", "a.py")], ids=str)
+def test_an_adam_step_is_a_warning_not_an_error(tmp_path, style):
     """Both API lists mark torch.optim.Adam.step unsupported, so every project training with Adam
-    failed the gate; the default step runs on the NPU (G2N171 says where it does not)."""
+    failed the gate; the default step runs on the NPU (G2N171 says where it does not), also under
+    transfer_to_npu (DeepSDF's check --mode auto failed)."""
     write(tmp_path / "a.py", "import torch\nimport torch_npu\n\nopt = torch.optim.Adam([])\nopt.step()\n")
-    result = check(tmp_path, "a.py")
+    result = check(tmp_path, "a.py", *style)
     assert result.returncode == 0, result.stdout
     assert "\n  5:1  warning  limited  torch.optim.Adam.step: the default (foreach) Adam step runs on" in (
         result.stdout

@@ -241,9 +241,9 @@ def test_rules_list_shows_the_rules_of_a_mode():
     # HCCL refuses a float64 reduction whatever patches the program (G2N174); torch 2.x's launcher
     # passes --local-rank whatever patches it (G2N176); a newer torch refuses torch.load's and
     # torch.stft's old defaults whatever patches them (G2N183, G2N186); the patcher leaves
-    # torch.version.cuda None (G2N187)
+    # torch.version.cuda None (G2N187); Adam's default step runs on the NPU whatever patches it (G2N171)
     newer_torch = ["G2N183", "G2N186", "G2N187"]
-    assert python_ids == environment + ["G2N174", "G2N176"] + newer_torch + removed + [
+    assert python_ids == environment + ["G2N171", "G2N174", "G2N176"] + newer_torch + removed + [
         f"G2N70{n}" for n in range(10)
     ] + [
         "G2N710",

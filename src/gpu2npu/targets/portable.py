@@ -18,6 +18,7 @@ TARGET = Target(
         "kept_on_cuda.yaml",
         "every_mode/newer_torch.yaml",
         "every_mode/cuda_build.yaml",
+        "every_mode/optimizers.yaml",
         "every_mode/collectives.yaml",
         "every_mode/config_reports.yaml",
         "every_mode/dependencies.yaml",
