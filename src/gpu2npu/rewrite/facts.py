@@ -464,9 +464,9 @@ def _is_dtype_name(qualified: str) -> bool:
 
 
 def _annotation_kind(annotation: ast.AST) -> str:
-    """'str' or 'device' when every alternative of the annotation is one (None allowed):
-    ``str``, ``torch.device``, ``Optional[torch.device]``, ``Union[str, torch.device]``,
-    ``torch.device | None``, or the same written as a string."""
+    """'str', 'device' or 'tensor' when every alternative of the annotation is one (None
+    allowed): ``str``, ``torch.device``, ``Optional[torch.device]``, ``Union[str, torch.device]``,
+    ``torch.device | None``, ``torch.Tensor``, or the same written as a string."""
     kinds = {_annotation_part_kind(part) for part in _annotation_alternatives(annotation)} - {"none"}
     if len(kinds) == 1:
         return kinds.pop()
@@ -505,6 +505,8 @@ def _annotation_part_kind(part: ast.AST) -> str:
         return name
     if name == "device" or name.endswith(".device"):
         return "device"
+    if name == "Tensor" or name.endswith(".Tensor"):  # .to(t) takes t's device and dtype
+        return "tensor"
     return UNKNOWN
 
 
