@@ -1735,3 +1735,60 @@ def test_a_script_reading_its_card_from_local_rank_gets_it_from_torchrun(tmp_pat
     assert sorted(multi.stdout.splitlines()) == ["local_rank 0 card 0 world 2", "local_rank 1 card 1 world 2"]
     single = run_program([sys.executable, "train.py"], cwd=migrated, env=standin_environment(plain_env(), 1))
     assert single.stdout == "local_rank -1 card 0 world 1\n", single.stderr
+
+
+SAVES_THROUGH_ITS_FUNCTIONS = """import os
+import sys
+
+import torch
+
+
+def save_model(folder, name, model, epoch):
+    torch.save({"epoch": epoch, "weights": model.state_dict()}, os.path.join(folder, name))
+
+
+def load_model(folder, name, model):
+    model.load_state_dict(torch.load(os.path.join(folder, name))["weights"])
+
+
+def main(folder):
+    def save_latest(epoch):
+        save_model(folder, "latest.pth", model, epoch)
+
+    model = torch.nn.Linear(2, 1).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for epoch in range(2):
+        model(torch.ones(4, 2).cuda()).sum().backward()
+        optimizer.step()
+        save_latest(epoch)
+    load_model(folder, "latest.pth", model)
+    sys.stdout.write(f"rank {os.environ.get('RANK', '-')} loaded\\n")
+
+
+if __name__ == "__main__":
+    main(".")
+"""
+
+
+def test_a_save_guarded_inside_the_scripts_own_function_is_reached_by_every_rank(tmp_path):
+    """DeepSDF saves through its own functions: save_latest(epoch) calls save_model, whose
+    torch.save the script loads later. Both the call and the save were put on rank 0, with a
+    barrier after the save that only rank 0 reached: training hung at the first checkpoint. The
+    function that guards inside is called by every rank now, and each reads rank 0's file."""
+    require_torch()
+    write(tmp_path / "proj" / "train.py", SAVES_THROUGH_ITS_FUNCTIONS)
+    result = run_cli(
+        "migrate", "-i", tmp_path / "proj", "-o", tmp_path / "out", "distributed", "-m", "train.py"
+    )
+    assert result.returncode == 0, result.stderr
+    migrated = tmp_path / "out" / "proj_msft_multi"
+    text = (migrated / "train.py").read_text()
+    # one guard and one barrier, in save_model: not around its calls, which only rank 0 made
+    assert (
+        text.count("if torch.distributed.get_rank() == 0:"),
+        text.count("torch.distributed.barrier()"),
+    ) == (1, 1)
+    assert "    if torch.distributed.get_rank() == 0:\n        torch.save({" in text
+    multi = run_launcher(migrated, cwd=migrated)
+    assert multi.returncode == 0, multi.stderr
+    assert sorted(multi.stdout.splitlines()) == ["rank 0 loaded", "rank 1 loaded"]

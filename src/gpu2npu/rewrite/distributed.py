@@ -527,6 +527,7 @@ class _Distribute(cst.CSTTransformer):
         self.sharded_names: Set[str] = set()
         self.bound_to_none: Set[int] = set()  # ids of the Name targets of `x = None` visited so far
         self.guards: Set[int] = set()  # ids of the rank-0 ifs this pass wrote
+        self.guarding_inside: Set[str] = set()  # the script's functions that guard a statement inside
         self.epochs_set = 0
         # the first line after the wrap, where the wrap is, that binds the model afresh (0: none)
         self.rebound = min(
@@ -549,6 +550,7 @@ class _Distribute(cst.CSTTransformer):
     def visit_Module(self, node):
         self.scopes.append(node)
         self.loader_names.append(set())
+        self.guarding_inside = self._functions_guarding_inside(node)
 
     def visit_FunctionDef(self, node):
         self.scopes.append(node)
@@ -863,7 +865,7 @@ class _Distribute(cst.CSTTransformer):
         statement = original_node.body[0]
         if not isinstance(statement, cst.Expr) or not isinstance(statement.value, cst.Call):
             return updated_node
-        if not self._guarded(statement.value) or not self._only_formats(statement.value):
+        if not self._guards(statement.value):
             return updated_node
         line = self._line(original_node)
         self.changes.append(
@@ -904,7 +906,31 @@ class _Distribute(cst.CSTTransformer):
                 return False
         return True
 
+    def _functions_guarding_inside(self, module: cst.Module) -> Set[str]:
+        """The names of the script's functions that run a statement this pass guards: their calls
+        stay unguarded, so every process reaches the barrier a guarded save inside may need
+        (DeepSDF's ``save_latest(epoch)`` calls ``save_model``, which saves and is read later)."""
+        found = _StatementCalls()
+        module.visit(found)
+        guarded = {name for name, calls in found.by_function.items() if any(self._guards(c) for c in calls)}
+        grew = True
+        while grew:  # and the functions that call one of those
+            before = len(guarded)
+            guarded |= {
+                name
+                for name, calls in found.by_function.items()
+                if any(isinstance(c.func, cst.Name) and c.func.value in guarded for c in calls)
+            }
+            grew = len(guarded) > before
+        return guarded
+
+    def _guards(self, call: cst.Call) -> bool:
+        """Whether this pass puts a rank-0 guard around a statement that is this call."""
+        return self._guarded(call) and self._only_formats(call)
+
     def _guarded(self, call: cst.Call) -> bool:
+        if isinstance(call.func, cst.Name) and call.func.value in self.guarding_inside:
+            return False
         names = {q.name for q in self.get_metadata(QualifiedNameProvider, call.func, set())}
         if names & self.plan.guarded_calls:
             return True
@@ -955,6 +981,28 @@ def _returns(function: cst.FunctionDef) -> List[cst.Return]:
     visitor = _Returns(function)
     function.visit(visitor)
     return visitor.found
+
+
+class _StatementCalls(cst.CSTVisitor):
+    """By function name, the calls its body makes as statements of their own (nested functions
+    count for the function around them too)."""
+
+    def __init__(self):
+        super().__init__()
+        self.functions: List[str] = []
+        self.by_function: Dict[str, List[cst.Call]] = {}
+
+    def visit_FunctionDef(self, node):
+        self.functions.append(node.name.value)
+        self.by_function.setdefault(node.name.value, [])
+
+    def leave_FunctionDef(self, original_node):
+        self.functions.pop()
+
+    def visit_Expr(self, node):
+        if isinstance(node.value, cst.Call):
+            for name in self.functions:
+                self.by_function[name].append(node.value)
 
 
 class _Calls(cst.CSTVisitor):
