@@ -324,6 +324,10 @@ MAIN = '\nif __name__ == "__main__":\n    pass\n'
                 "c.py": "import numpy, requests" + MAIN,
                 # alignment-handbook's release.py, accelerate's GitHub-bot scripts
                 "release.py": "import packaging.version\nfrom github import Github" + MAIN,
+                # point-e's blender_script.py runs inside Blender, which has no torch_npu; deep-text-
+                # recognition-benchmark's create_lmdb_dataset.py
+                "blender_script.py": "import bpy\nfrom mathutils import Vector" + MAIN,
+                "create_lmdb_dataset.py": "import fire, lmdb, cv2\nimport numpy as np" + MAIN,
             },
             ["a.py"],
         ),

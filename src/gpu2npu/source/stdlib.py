@@ -43,8 +43,9 @@ STDLIB = frozenset(
 # datasets' torch formatting) is not listed.
 TORCHLESS = frozenset(
     (
-        "aiohttp anthropic boto3 bs4 click colorama cv2 fastapi fire github google gradio httpx "
-        "huggingface_hub jsonlines markdownify matplotlib nltk numpy openai packaging pandas PIL plotly "
+        "aiohttp anthropic bmesh boto3 bpy bs4 click colorama cv2 fastapi fire github google gradio h5py "
+        "httpx huggingface_hub imageio jsonlines lmdb markdownify mathutils matplotlib nltk numpy openai "
+        "packaging pandas PIL plotly "
         "polars psutil pyarrow pydantic regex requests rich scipy seaborn sentencepiece shortuuid sklearn "
         "tabulate termcolor tiktoken tqdm typer uvicorn vertexai websockets yaml zmq"
     ).split()
