@@ -907,12 +907,17 @@ class _Distribute(cst.CSTTransformer):
         return True
 
     def _functions_guarding_inside(self, module: cst.Module) -> Set[str]:
-        """The names of the script's functions that run a statement this pass guards: their calls
-        stay unguarded, so every process reaches the barrier a guarded save inside may need
-        (DeepSDF's ``save_latest(epoch)`` calls ``save_model``, which saves and is read later)."""
+        """The names of the script's functions that guard a save followed by a barrier (one the
+        script reads back), and of those that call them: their calls stay unguarded, so every
+        process reaches that barrier (DeepSDF's ``save_latest(epoch)`` hung: its save was read
+        later). Other saving functions are called on rank 0, as a whole."""
         found = _StatementCalls()
         module.visit(found)
-        guarded = {name for name, calls in found.by_function.items() if any(self._guards(c) for c in calls)}
+        guarded = {
+            name
+            for name, calls in found.by_function.items()
+            if any(self._guards(c) and self._read_later(c, self._line(c)) for c in calls)
+        }
         grew = True
         while grew:  # and the functions that call one of those
             before = len(guarded)
