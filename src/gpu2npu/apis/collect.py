@@ -13,11 +13,10 @@ import ast
 from typing import Dict, FrozenSet, List, Optional, Tuple
 
 from gpu2npu.apis.callsites import CallSite
+from gpu2npu.rules.index import ANY_RECEIVER
 from gpu2npu.source.binder import ScopedReader
 from gpu2npu.source.names import dotted
 from gpu2npu.source.scopes import LOCAL
-
-ANY_RECEIVER = "*."  # in ``references``: the method on any receiver
 
 
 def _placeholder(node: ast.AST) -> str:

@@ -18,7 +18,7 @@ from gpu2npu.filekinds import PYTHON, FileKind
 from gpu2npu.filekinds.base import Reported
 from gpu2npu.filekinds.packaging import setup_py_dependencies
 from gpu2npu.filekinds.shell import reported_command, shell_tables
-from gpu2npu.rewrite.guards import ANY_RECEIVER
+from gpu2npu.rules.index import ANY_RECEIVER
 from gpu2npu.source.imports import file_imports, qualify
 from gpu2npu.source.names import dotted
 from gpu2npu.source.parse import module_nodes, parse_ast

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Dict, FrozenSet, Iterator, List, Set, Tuple
 
 from gpu2npu.apis import advice
-from gpu2npu.apis.collect import ANY_RECEIVER
 from gpu2npu.apis.context import ANALYSED_ROOTS, AnalysisContext
 from gpu2npu.apis.cuda_ops import CPP_SUFFIXES, CudaOp, Extension, find_extensions, inline_ops, read_cpp_ops
 from gpu2npu.filekinds.notebook import Notebook
@@ -20,7 +19,7 @@ from gpu2npu.project.plan import COPY, PYTHON, Plan
 from gpu2npu.rewrite.device_selection import MODULE_LEVEL, device_selections
 from gpu2npu.rewrite.facts import classes_defining
 from gpu2npu.rewrite.transformer import ProjectFacts
-from gpu2npu.rules.index import REFUSED_IMPORT, REFUSED_MODULE, REFUSED_NONE, RuleIndex
+from gpu2npu.rules.index import ANY_RECEIVER, REFUSED_IMPORT, REFUSED_MODULE, REFUSED_NONE, RuleIndex
 from gpu2npu.source.modules import (
     MAIN_GUARD,
     PROGRAM_CALLS,

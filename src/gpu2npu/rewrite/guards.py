@@ -41,13 +41,12 @@ from typing import Dict, FrozenSet, Iterable, Iterator, List, NamedTuple, Option
 from gpu2npu.rewrite.changes import STRING, Kept
 from gpu2npu.rewrite.compared import literal_numbers
 from gpu2npu.rewrite.string_names import literal_rewritten
-from gpu2npu.rules.index import RuleIndex
+from gpu2npu.rules.index import ANY_RECEIVER, RuleIndex
 from gpu2npu.source.imports import qualify
 from gpu2npu.source.modules import imports_one_of
 from gpu2npu.source.names import dotted, within
 from gpu2npu.source.parse import module_nodes
 
-ANY_RECEIVER = "*."
 CUDA = "cuda"
 CUDA_SOURCES = (".cu", ".cuh")  # source files of CUDA kernels
 EQUAL, UNEQUAL = (ast.Eq, ast.In), (ast.NotEq, ast.NotIn)

@@ -21,7 +21,6 @@ from gpu2npu.rewrite import references as refs
 from gpu2npu.rewrite.changes import DELETE, INSERT, MODIFY, STRING, Change, Kept
 from gpu2npu.rewrite.device_selection import rank_alternatives
 from gpu2npu.rewrite.facts import FileFacts
-from gpu2npu.rewrite.guards import ANY_RECEIVER
 from gpu2npu.rewrite.imports import (
     already_imported,
     import_line,
@@ -33,6 +32,7 @@ from gpu2npu.rewrite.skipping import statement_skipper
 from gpu2npu.rewrite.string_names import named_formatted_string, named_simple_string
 from gpu2npu.rewrite.strings import rewrite_formatted_string, rewrite_simple_string
 from gpu2npu.rewrite.unused_imports import Droppable, alias_key, names_read, package, without_imports
+from gpu2npu.rules.index import ANY_RECEIVER
 from gpu2npu.source.imports import bound_by_from_import, bound_by_import
 from gpu2npu.source.lines import NewlineCounter, chain_line_breaks, line_breaks
 from gpu2npu.source.modules import relative_spellings

@@ -32,6 +32,8 @@ PLACEHOLDER = "\x00"
 DEVICE_SUFFIX = re.compile(r"^(:([0-9]+|%[sd]|\{[^{}]*\})?)?$")
 STRING_MATCHES = ("exact", "device", "prefix", "substring")
 TENSOR = "torch.Tensor."
+# how rule data names a method or attribute on any receiver (``*.is_cuda``, ``*.no_sync``)
+ANY_RECEIVER = "*."
 # A refused call a library makes itself, wherever the project imports it: "import accelerate".
 REFUSED_IMPORT = "import "
 # A CUDA or NPU device as a call writes it out: 'cuda', 'npu:0', f'cuda:{rank}' (DeviceDtypeRule).
