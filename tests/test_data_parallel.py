@@ -199,3 +199,155 @@ def test_a_wrapper_whose_module_another_file_reads_is_kept_and_reported(mode, tm
             "itself there, or migrate with the distributed mode",
         ]
     ]
+
+
+SCATTERED = (
+    "import torch\n"
+    "from torch.utils.data import DataLoader\n"
+    "\n"
+    "def deep_sdf(dataset, net, lat_vecs):\n"
+    "    decoder = torch.nn.DataParallel(net.cuda())\n"
+    "    sdf_loader = DataLoader(dataset, batch_size=4)\n"
+    "    for sdf_data, indices in sdf_loader:\n"
+    "        sdf_data = sdf_data.reshape(-1, 4)\n"
+    "        xyz = torch.chunk(sdf_data[:, 0:3], 2)\n"
+    "        for i in range(2):\n"
+    "            batch = torch.cat([lat_vecs(indices[i]), xyz[i]], dim=1)\n"
+    "            loss = decoder(batch).sum()\n"
+    "\n"
+    "def moved(dataset, net):\n"
+    "    model = torch.nn.DataParallel(net).cuda()\n"
+    "    for step, (images, target) in enumerate(DataLoader(dataset)):\n"
+    "        images = images.cuda()\n"
+    "        out = model(images, step=step)\n"
+    "\n"
+    "def prefetched(prefetcher, net):\n"
+    "    model = torch.nn.DataParallel(net).cuda()\n"
+    "    for images in prefetcher:\n"
+    "        out = model(images)\n"
+    "\n"
+    "def noise(net):\n"
+    "    generator = torch.nn.DataParallel(net).cuda()\n"
+    "    return generator(torch.randn(4, 128))\n"
+)
+
+
+def scattered_tip(call, line):
+    return (
+        f"the wrapper is removed, and it moved each call's tensors to the device: {call} (line {line}) "
+        "is given a tensor this file never moves (a DataLoader's batch, or one made on the CPU), which "
+        "the model alone gets on the CPU (Expected all tensors to be on the same device); move it to "
+        "the model's device before the call (.npu(), .to(device)), or migrate with the distributed "
+        "mode, whose DistributedDataParallel moves them too"
+    )
+
+
+@pytest.mark.parametrize("mode", ["full", "auto", "specify-device"])
+def test_a_model_given_tensors_only_the_wrapper_moved_is_reported_where_it_is_unwrapped(mode, tmp_path):
+    """DeepSDF: DataParallel scattered the loader's CPU batch to the card at each call; the model
+    alone gets it on the CPU. A batch the loop moves itself, a prefetcher's (which may move it) and
+    enumerate's count get no row."""
+    write(tmp_path / "proj" / "train.py", SCATTERED + "\nif __name__ == '__main__':\n    noise(None)\n")
+    result = run_cli(
+        "migrate", "-i", tmp_path / "proj", "-o", tmp_path / "out", "-v", "2.8.0", "--mode", mode
+    )
+    assert result.returncode == 0, result.stderr
+    out = tmp_path / "out" / "proj_msft"
+    assert "    decoder = net." in (out / "train.py").read_text()  # still replaced
+    reported = [
+        row[:5] + row[-1:] for row in rows(out / "transplant_result_file" / "unsupported_api.csv")[1:]
+    ]
+    assert reported == [
+        ["train.py", "5", "5", "torch.nn.DataParallel", scattered_tip("decoder(batch)", 12), "rules:G2N730"],
+        [
+            "train.py",
+            "26",
+            "26",
+            "torch.nn.DataParallel",
+            scattered_tip("generator(torch.randn(4, 128))", 27),
+            "rules:G2N730",
+        ],
+    ]
+
+
+def test_the_distributed_main_script_gets_no_row_on_inputs_its_wrapper_moves(tmp_path):
+    """Where DistributedDataParallel takes DataParallel's place, it moves the inputs as well."""
+    main = (
+        "import torch\n"
+        "from torch.utils.data import DataLoader\n"
+        "\n"
+        "def main(dataset, net):\n"
+        "    model = torch.nn.DataParallel(net).cuda()\n"
+        "    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "    for x, y in DataLoader(dataset):\n"
+        "        loss = model(x).sum()\n"
+        "        loss.backward()\n"
+        "        opt.step()\n"
+        "\n"
+        "if __name__ == '__main__':\n"
+        "    main(None, None)\n"
+    )
+    write(tmp_path / "proj" / "train.py", main)
+    result = run_cli(
+        "migrate",
+        "-i",
+        tmp_path / "proj",
+        "-o",
+        tmp_path / "out",
+        "-v",
+        "2.8.0",
+        "distributed",
+        "-m",
+        "train.py",
+    )
+    assert result.returncode == 0, result.stderr
+    out = tmp_path / "out" / "proj_msft_multi"
+    assert "DistributedDataParallel" in (out / "train.py").read_text()
+    reported = [row for row in rows(out / "transplant_result_file" / "unsupported_api.csv")[1:]]
+    assert [row for row in reported if row[3] == "torch.nn.DataParallel"] == []
+
+
+SUBCLASS = (
+    "import torch.nn as nn\n"
+    "\n"
+    "class CustomDataParallel(nn.DataParallel):\n"
+    "    def scatter(self, inputs, kwargs, device_ids):\n"
+    "        return super().scatter(inputs, kwargs, device_ids)\n"
+)
+
+
+@pytest.mark.parametrize("mode", ["full", "auto", "specify-device"])
+def test_a_class_deriving_from_data_parallel_is_kept_and_reported(mode, tmp_path):
+    """EfficientDet's CustomDataParallel(nn.DataParallel) is DataParallel under another name: no
+    call to replace, so the class is reported as manual work and `check` fails on it."""
+    write(tmp_path / "proj" / "utils.py", SUBCLASS)
+    write(
+        tmp_path / "proj" / "train.py",
+        "import utils\n\nif __name__ == '__main__':\n    utils.CustomDataParallel\n",
+    )
+    result = run_cli(
+        "migrate", "-i", tmp_path / "proj", "-o", tmp_path / "out", "-v", "2.8.0", "--mode", mode
+    )
+    assert result.returncode == 0, result.stderr
+    out = tmp_path / "out" / "proj_msft"
+    assert (out / "utils.py").read_text() == SUBCLASS
+    reported = [
+        row[:7] + row[-1:] for row in rows(out / "transplant_result_file" / "unsupported_api.csv")[1:]
+    ]
+    assert reported == [
+        [
+            "utils.py",
+            "3",
+            "3",
+            "torch.nn.DataParallel",
+            "kept: this class derives from DataParallel, which is not supported on the NPU in any torch "
+            "version; where it wraps the model, use the model alone (one NPU runs it) and move its inputs "
+            "to the device, or migrate with the distributed mode (DistributedDataParallel, one process "
+            "per NPU)",
+            "unsupported",
+            "listed",
+            "rules:G2N730",
+        ]
+    ]
+    check = run_cli("check", tmp_path / "proj", "--mode", mode, "--no-cache", "--format", "json")
+    assert check.returncode == 1, check.stderr

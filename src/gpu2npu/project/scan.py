@@ -75,7 +75,7 @@ def scan_project(
     block = index.device_block
     device_name = block.name if block is not None and block.select_statements else None
     helpers = tuple(sorted(index.reexported_edits))
-    attributes = tuple(sorted({attribute for attribute, _, _ in index.kept_wrappers.values()}))
+    attributes = tuple(sorted({wrapper.attribute for wrapper in index.kept_wrappers.values()}))
     reexports: Dict[str, str] = {}
     defining: Dict[str, Set[str]] = {method: set() for method in methods}
     extensions: List[Extension] = []

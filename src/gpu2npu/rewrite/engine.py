@@ -170,7 +170,7 @@ def _distributed(data: bytes, result: SourceResult, index, project: ProjectFacts
     line_of = original_lines(data, current)
     # where the wrap took a DataParallel's place, the full migration's rows on that wrapper go
     replaced = {line_of(line) for line in done.replaced}
-    wrapper_rules = {rule_id for _, rule_id, _ in index.kept_wrappers.values()}
+    wrapper_rules = {wrapper.rule_id for wrapper in index.kept_wrappers.values()}
     kept = [k for k in result.kept if not (k.line in replaced and k.rule_id in wrapper_rules)]
     ours = [c for c in result.changes if not (c.start_line in replaced and c.rule in wrapper_rules)]
     kept = sorted(kept + kept_in_original_lines(done.kept, line_of))

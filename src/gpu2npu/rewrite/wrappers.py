@@ -1,14 +1,17 @@
 """Which calls of a wrapper the NPU lacks stay (UnwrapModelRule): all of them in a file that reads
 the wrapper's own attribute (``model.module``), which the model alone would not have, and those in
 a function whose result another file reads it of (pix2pixHD's ``create_model``). Read on the
-stdlib ast before the rewrite pass; every other call of the wrapper is replaced by the model."""
+stdlib ast before the rewrite pass; every other call of the wrapper is replaced by the model,
+reported where the model then gets tensors only the wrapper moved (gpu2npu.rewrite.moved_inputs)."""
 
 from __future__ import annotations
 
 import ast
-from typing import Dict, FrozenSet, List, Tuple
+from typing import Dict, FrozenSet, List
 
 from gpu2npu.rewrite.changes import Kept
+from gpu2npu.rewrite.moved_inputs import cpu_input_call
+from gpu2npu.rules.index import KeptWrapper
 from gpu2npu.source.imports import qualify
 from gpu2npu.source.names import dotted
 from gpu2npu.source.parse import module_nodes
@@ -17,11 +20,11 @@ from gpu2npu.source.parse import module_nodes
 def kept_wrappers(
     tree: ast.AST,
     imports: Dict[str, str],
-    table: Dict[str, Tuple[str, str, str]],
+    table: Dict[str, KeptWrapper],
     read_elsewhere: FrozenSet[str] = frozenset(),
 ) -> List[Kept]:
-    """``table``: qualified wrapper -> (its attribute holding the model, rule id, tip where another
-    file reads it); ``read_elsewhere``: the functions whose result another file reads it of."""
+    """``table``: the wrappers by qualified name; ``read_elsewhere``: the functions whose result
+    another file reads a wrapper's attribute of."""
     kept = []
     returning = {
         id(call): node.name
@@ -31,18 +34,54 @@ def kept_wrappers(
         if isinstance(call, ast.Call)
     }
     for node in module_nodes(tree):
+        if isinstance(node, ast.ClassDef):
+            kept += _subclassed(node, imports, table)
         if not isinstance(node, ast.Call):
             continue
         name = qualify(dotted(node.func) or "", imports)
         if name not in table:
             continue
-        attribute, rule_id, returned_tip = table[name]
+        wrapper = table[name]
         line, end = node.func.lineno, node.func.end_lineno or node.func.lineno
-        if reads_attribute(tree, attribute):
-            kept.append(Kept(line, name, end, name, rule_id))
+        if reads_attribute(tree, wrapper.attribute):
+            kept.append(Kept(line, name, end, name, wrapper.rule_id))
         elif id(node) in returning:
-            kept.append(Kept(line, name, end, name, rule_id, tip=returned_tip))
+            kept.append(Kept(line, name, end, name, wrapper.rule_id, tip=wrapper.returned_tip))
+        elif wrapper.inputs_tip:
+            kept += _cpu_inputs(tree, imports, node, name, wrapper)
     return kept
+
+
+def _subclassed(node: ast.ClassDef, imports, table: Dict[str, KeptWrapper]) -> List[Kept]:
+    """A row on each base of the class that is a wrapper with a ``subclass_tip``: the class is the
+    wrapper, which the NPU lacks, under another name."""
+    kept = []
+    for base in node.bases:
+        name = qualify(dotted(base) or "", imports)
+        wrapper = table.get(name)
+        if wrapper is not None and wrapper.subclass_tip:
+            end = base.end_lineno or base.lineno
+            kept.append(
+                Kept(base.lineno, SUBCLASS + name, end, name, wrapper.rule_id, tip=wrapper.subclass_tip)
+            )
+    return kept
+
+
+def _cpu_inputs(tree, imports, wrap: ast.Call, name: str, wrapper: KeptWrapper) -> List[Kept]:
+    """A row on the replaced call where the model is then given a tensor only it moved; its key
+    is no name the rewrite pass looks up, so the call is still replaced."""
+    call = cpu_input_call(tree, imports, wrap)
+    if call is None:
+        return []
+    text = ast.unparse(call)
+    text = text if len(text) <= 60 else text[:57] + "..."
+    tip = wrapper.inputs_tip.format(call=text, line=call.lineno)
+    line, end = wrap.func.lineno, wrap.func.end_lineno or wrap.func.lineno
+    return [Kept(line, INPUTS + name, end, name, wrapper.rule_id, works=True, tip=tip)]
+
+
+INPUTS = "inputs:"  # Kept.key of the row on a replaced wrapper whose model gets unmoved tensors
+SUBCLASS = "subclass:"  # Kept.key of the row on a class deriving from a wrapper
 
 
 def reads_attribute(tree: ast.AST, attribute: str) -> bool:

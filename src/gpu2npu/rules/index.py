@@ -273,6 +273,18 @@ class ImportRemoval:
     only_unused: bool  # keep the import while the file still uses the name it binds
 
 
+@dataclass(frozen=True)
+class KeptWrapper:
+    """A wrapper the NPU lacks (UnwrapModelRule), replaced by the model it wraps unless a file
+    reads its ``attribute``."""
+
+    attribute: str  # the wrapper's attribute holding the model (``module``)
+    rule_id: str
+    returned_tip: str  # where another file reads the attribute of what a function returns
+    inputs_tip: str = ""  # where a call gives the model tensors only the wrapper moved ({call}, {line})
+    subclass_tip: str = ""  # where a class of the project derives from the wrapper
+
+
 @dataclass
 class RuleIndex:
     version: str
@@ -291,9 +303,7 @@ class RuleIndex:
     device_string_tips: Dict[str, Dict[str, str]] = field(default_factory=dict)
     replaced_apis: Set[str] = field(default_factory=set)  # calls a rule replaces or reports itself
     refused_calls: Set[str] = field(default_factory=set)  # "method(keyword)": see OptimizeCallRule
-    kept_wrappers: Dict[str, Tuple[str, str, str]] = field(
-        default_factory=dict
-    )  # -> (attribute, rule id, tip)
+    kept_wrappers: Dict[str, "KeptWrapper"] = field(default_factory=dict)  # by the wrapper's name
     remove_imports: Dict[str, "ImportRemoval"] = field(default_factory=dict)  # by module
     # imported function -> rule id: the import goes where that rule's rewrites leave it unused
     droppable_imports: Dict[str, str] = field(default_factory=dict)

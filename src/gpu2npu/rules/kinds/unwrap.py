@@ -14,7 +14,10 @@ the project loads a state dict (``net.load_state_dict(checkpoint['net'])``, pyto
 has its attribute's prefix (``module.``) on every key, which the model alone does not load:
 reported with ``checkpoint_tip``
 (not in the distributed mode's main script, whose DistributedDataParallel gives the keys the same
-prefix again).
+prefix again). The wrapper moved each call's tensors to the device; where a call of the model gets
+one the script never moved (DeepSDF's loader batches), the replacement is reported with
+``inputs_tip`` (gpu2npu.rewrite.moved_inputs). A class deriving from the wrapper (EfficientDet's
+``CustomDataParallel(nn.DataParallel)``) is no call to replace: it is reported with ``subclass_tip``.
 
     rules:
       UnwrapModelRule:
@@ -27,6 +30,7 @@ import re
 
 import libcst as cst
 
+from gpu2npu.rules.index import KeptWrapper
 from gpu2npu.rules.kind import RuleKind
 from gpu2npu.rules.kinds._common import check_names, is_identifier, last
 from gpu2npu.rules.model import Field
@@ -51,20 +55,34 @@ class UnwrapModel(RuleKind):
             default="",
             help="what to do where another file reads the attribute of what a function returns",
         ),
+        "inputs_tip": Field(
+            str,
+            default="",
+            help="what to do where the model gets tensors only the wrapper moved; may name {call}, {line}",
+        ),
+        "subclass_tip": Field(
+            str, default="", help="what to do where a class derives from the wrapper (kept, unsupported)"
+        ),
     }
 
     def validate(self, fields):
         if not is_identifier(fields["attribute"]) or not is_identifier(fields["arg_keyword"]):
             return "'attribute' and 'arg_keyword' must be identifiers"
+        try:
+            fields["inputs_tip"].format(call="", line="")
+        except (KeyError, IndexError, ValueError) as error:
+            return f"'inputs_tip' may only name {{call}} and {{line}}: {error}"
         return check_names(func_name=fields["func_name"])
 
     def compile(self, rule, index):
         index.add_call_edit(rule["func_name"], rule, self.apply)
         index.replaced_apis.add(rule["func_name"])
-        index.kept_wrappers[rule["func_name"]] = (
+        index.kept_wrappers[rule["func_name"]] = KeptWrapper(
             rule["attribute"],
             rule.id,
             rule["returned_tip"] or rule["tip"],
+            rule["inputs_tip"],
+            rule["subclass_tip"],
         )
 
     def trigger_words(self, rule):
