@@ -1152,6 +1152,45 @@ def test_a_file_saved_on_rank_0_and_read_after_is_waited_for(tmp_path):
     ]
 
 
+OPEN_THEN_SAVE = """import torch
+net = torch.nn.Linear(2, 2).cuda()
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+for epoch in range(2):
+    net(torch.ones(1, 2).cuda()).sum().backward()
+    opt.step()
+    with open("model.pt", "wb") as f:
+        print("Save model!")
+        torch.save(net, f)
+with open("model.pt", "rb") as f:
+    net = torch.load(f)
+"""
+
+
+def test_a_file_opened_for_a_save_is_opened_on_rank_0_only(tmp_path):
+    """TCN opens the file, then saves into it: with the save alone on rank 0, every other process
+    still opened the file for writing, which empties it while rank 0 writes or another reads it.
+    A with block that only does what goes on rank 0 goes there whole, then waits where the
+    script reads the file later."""
+    source = tmp_path / "proj"
+    write(source / "train.py", OPEN_THEN_SAVE)
+    result, out = distributed(tmp_path, source=source)
+    assert result.returncode == 0, result.stderr
+    text = (out / "train.py").read_text()
+    assert (
+        "    if torch.distributed.get_rank() == 0:\n"
+        '        with open("model.pt", "wb") as f:\n'
+        '            print("Save model!")\n'
+        "            torch.save(net, f)\n"
+        "    torch.distributed.barrier()\n"
+        'with open("model.pt", "rb") as f:\n'
+    ) in text
+    changes = rows(out / "transplant_result_file" / "change_list.csv")
+    assert [row[1] + " " + row[4] for row in changes if row[5] == "G2N743"] == [
+        "7 run it on rank 0 only (torch.distributed.get_rank() == 0)",
+        "7 wait for rank 0's file (torch.distributed.barrier())",
+    ]
+
+
 def test_a_script_that_spawns_its_own_workers_gets_no_device_selected_in_the_parent(tmp_path):
     """barlowtwins and YOLOX start their workers themselves: a device selected at import would
     claim NPU 0 in the parent, and a forked worker could not use the NPU at all."""

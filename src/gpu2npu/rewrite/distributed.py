@@ -528,6 +528,7 @@ class _Distribute(cst.CSTTransformer):
         self.bound_to_none: Set[int] = set()  # ids of the Name targets of `x = None` visited so far
         self.guards: Set[int] = set()  # ids of the rank-0 ifs this pass wrote
         self.guarding_inside: Set[str] = set()  # the script's functions that guard a statement inside
+        self.whole_withs: List[cst.With] = []  # the with blocks being visited that go on rank 0 whole
         self.epochs_set = 0
         # the first line after the wrap, where the wrap is, that binds the model afresh (0: none)
         self.rebound = min(
@@ -859,28 +860,65 @@ class _Distribute(cst.CSTTransformer):
 
     # -- rank 0 ----------------------------------------------------------------------------------
 
-    def leave_SimpleStatementLine(self, original_node, updated_node):
-        if not self.plan.guard_test or self.rank_tests or self.wrap_only or len(original_node.body) != 1:
+    def visit_With(self, node):
+        if self._guarding() and self._writes_only_guarded(node):
+            self.whole_withs.append(node)
+
+    def leave_With(self, original_node, updated_node):
+        if not self.whole_withs or self.whole_withs[-1] is not original_node:
             return updated_node
-        statement = original_node.body[0]
+        self.whole_withs.pop()
+        line = self._line(original_node)
+        paths = {_code(item.item.args[0].value) for item in original_node.items if item.item.args}
+        return self._on_rank_zero(updated_node, line, self._read_after(paths, line))
+
+    def _writes_only_guarded(self, node: cst.With) -> bool:
+        """``with open(PATH, 'wb') as f: torch.save(model, f)`` (TCN): opening truncates the file, so
+        the whole block runs on rank 0, not only its save, when each of its statements would be
+        guarded."""
+        if not all(
+            isinstance(item.item, cst.Call) and _code(item.item.func) in ("open", "io.open")
+            for item in node.items
+        ):
+            return False
+        body = node.body.body if isinstance(node.body, cst.IndentedBlock) else [node.body]
+        return bool(body) and all(self._guarded_statement(line) is not None for line in body)
+
+    def _guarded_statement(self, line: cst.CSTNode) -> Optional[cst.Call]:
+        """The call that is the statement, where this pass guards it."""
+        if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
+            return None
+        statement = line.body[0]
         if not isinstance(statement, cst.Expr) or not isinstance(statement.value, cst.Call):
+            return None
+        return statement.value if self._guards(statement.value) else None
+
+    def _guarding(self) -> bool:
+        return bool(self.plan.guard_test) and not self.rank_tests and not self.wrap_only
+
+    def leave_SimpleStatementLine(self, original_node, updated_node):
+        if not self._guarding() or self.whole_withs:  # inside a block guarded whole
             return updated_node
-        if not self._guards(statement.value):
+        call = self._guarded_statement(original_node)
+        if call is None:
             return updated_node
         line = self._line(original_node)
+        return self._on_rank_zero(updated_node, line, self._read_later(call, line))
+
+    def _on_rank_zero(self, statement: cst.CSTNode, line: int, read_later: bool):
+        """``statement`` under the rank-0 test, then a barrier where the script reads its file later."""
         self.changes.append(
             Change(
                 line, line, MODIFY, f"run it on rank 0 only ({self.plan.guard_test})", self.plan.guard_rule
             )
         )
-        inner = updated_node.with_changes(leading_lines=[])
         guard = cst.If(
             test=cst.parse_expression(self.plan.guard_test),
-            body=cst.IndentedBlock([inner]),
-            leading_lines=updated_node.leading_lines,
+            body=cst.IndentedBlock([statement.with_changes(leading_lines=[])]),
+            leading_lines=statement.leading_lines,
         )
         self.guards.add(id(guard))
-        if not self._read_later(statement.value, line):
+        if not read_later:
             return guard
         self.changes.append(
             Change(line, line, INSERT, f"wait for rank 0's file ({_BARRIER})", self.plan.guard_rule)
@@ -895,6 +933,9 @@ class _Distribute(cst.CSTTransformer):
         paths = {_code(arg.value) for arg in call.args[1:]} | {
             _code(arg.value) for arg in call.args if arg.keyword is not None and arg.keyword.value == "f"
         }
+        return self._read_after(paths, line)
+
+    def _read_after(self, paths: Set[str], line: int) -> bool:
         return any(later > line and code in paths for later, code in self.scan.reads)
 
     def _only_formats(self, call: cst.Call) -> bool:
