@@ -1191,6 +1191,52 @@ def test_a_file_opened_for_a_save_is_opened_on_rank_0_only(tmp_path):
     ]
 
 
+SCALED_BATCH = """import argparse
+import torch
+from torch.utils.data import DataLoader
+
+def train(opt, dataset):
+    model = torch.nn.DataParallel(torch.nn.Linear(2, 2)).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    loader = DataLoader(dataset, batch_size=opt.batch_size, shuffle=True)
+    for epoch in range(2):
+        for x in loader:
+            model(x.cuda()).sum().backward()
+            optimizer.step()
+
+if __name__ == '__main__':
+    opt = argparse.ArgumentParser().parse_args()
+    opt.num_gpu = torch.cuda.device_count()
+    if opt.num_gpu > 1:
+        opt.batch_size = opt.batch_size * opt.num_gpu
+    opt.workers = 4 * opt.num_gpu
+    batch_size = 8
+    batch_size *= torch.cuda.device_count()
+    train(opt, None)
+"""
+
+
+def test_a_batch_size_multiplied_by_the_card_count_is_reported(tmp_path):
+    """deep-text-recognition-benchmark scales its batch by torch.cuda.device_count() for
+    DataParallel to split it; under torchrun every process loads that whole batch, so the global
+    batch grows by the card count again. The worker count, not a batch, gets no row."""
+    source = tmp_path / "proj"
+    write(source / "train.py", SCALED_BATCH)
+    result, out = distributed(tmp_path, source=source)
+    assert result.returncode == 0, result.stderr
+    tip = (
+        "the batch size is multiplied by the number of cards, DataParallel's way of splitting one batch "
+        "among them; under torchrun each process loads a batch of its own, so this makes the global batch "
+        "that many times larger again (and each card's batch as large as the original's whole batch): drop "
+        "the multiplication, so that each process loads the original's per-card batch"
+    )
+    reported = rows(out / "transplant_result_file" / "unsupported_api.csv")[1:]
+    assert [row[:6] + row[-1:] for row in reported if row[3] == "batch_size"] == [
+        ["train.py", "18", "18", "batch_size", tip, "supported_with_limits", "rules:G2N742"],
+        ["train.py", "21", "21", "batch_size", tip, "supported_with_limits", "rules:G2N742"],
+    ]
+
+
 def test_a_script_that_spawns_its_own_workers_gets_no_device_selected_in_the_parent(tmp_path):
     """barlowtwins and YOLOX start their workers themselves: a device selected at import would
     claim NPU 0 in the parent, and a forked worker could not use the NPU at all."""

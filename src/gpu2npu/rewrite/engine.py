@@ -24,9 +24,11 @@ from gpu2npu.rewrite.device_selection import MODULE_LEVEL, narrows_visible_devic
 from gpu2npu.rewrite.distributed import distribute, wrappers_in_place
 from gpu2npu.rewrite.imports import already_imported, insert_at_top, insert_by_text, leading_statements
 from gpu2npu.rewrite.kept import file_kept
+from gpu2npu.rewrite.scaled_batch import scaled_batches
 from gpu2npu.rewrite.skeleton import source_skeleton
 from gpu2npu.rewrite.transformer import MigrationTransformer, ProjectFacts
 from gpu2npu.rules.index import DeviceBlock
+from gpu2npu.source.imports import file_imports
 from gpu2npu.source.modules import builds_a_package, is_script, main_guard
 from gpu2npu.source.parse import COPIED, PARSE_ERRORS, parse_ast, parse_failure, unreadable_reason
 
@@ -173,7 +175,7 @@ def _distributed(data: bytes, result: SourceResult, index, project: ProjectFacts
     wrapper_rules = {wrapper.rule_id for wrapper in index.kept_wrappers.values()}
     kept = [k for k in result.kept if not (k.line in replaced and k.rule_id in wrapper_rules)]
     ours = [c for c in result.changes if not (c.start_line in replaced and c.rule in wrapper_rules)]
-    kept = sorted(kept + kept_in_original_lines(done.kept, line_of))
+    kept = sorted(kept + kept_in_original_lines(done.kept, line_of) + _scaled_batches(tree, plan, done))
     if done.new_code == source:
         return SourceResult(result.new_bytes, ours, kept=kept), done.already
     new_bytes = done.new_code.encode("utf-8")
@@ -183,6 +185,18 @@ def _distributed(data: bytes, result: SourceResult, index, project: ProjectFacts
         return SourceResult(skipped=reason), False
     changes = ours + in_original_lines(done.changes, line_of)
     return SourceResult(new_bytes, sorted(changes), kept=kept), done.already
+
+
+def _scaled_batches(tree, plan, done) -> List[Kept]:
+    """Rows on the original's lines that multiply a batch size by the number of cards
+    (gpu2npu.rewrite.scaled_batch), where the script is made multi-card here."""
+    tip = plan.tips.get("card_batch")
+    if done.already or not tip or tree is None:
+        return []
+    lines = scaled_batches(tree, file_imports(tree))
+    return [
+        Kept(line, "batch_size", line, "batch_size", plan.loader_rule, works=True, tip=tip) for line in lines
+    ]
 
 
 def _with_device_block(

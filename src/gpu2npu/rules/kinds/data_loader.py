@@ -3,7 +3,8 @@ training loader gets a ``sampler`` that shards its dataset and takes over its ``
 epoch loops call ``sampler.set_epoch``. A loader is a training loader when it shuffles or
 ``train_words`` appear in its names (the names it is assigned to, its dataset, its function);
 the others are evaluation loaders, left unsharded unless ``--shard-eval``. What cannot be sharded
-safely is kept and reported (``tips``). The pass is gpu2npu.rewrite.distributed.
+safely is kept and reported (``tips``). The pass is gpu2npu.rewrite.distributed. The optional tip
+``card_batch`` reports a batch size multiplied by the number of cards (gpu2npu.rewrite.scaled_batch).
 
     rules:
       DataLoaderRule:
@@ -11,7 +12,7 @@ safely is kept and reported (``tips``). The pass is gpu2npu.rewrite.distributed.
           loaders: [torch.utils.data.DataLoader]
           sampler: torch.utils.data.distributed.DistributedSampler
           train_words: [train]
-          tips: {unpacked: ..., sampler: ..., evaluation: ..., dataset: ..., set_epoch: ...}
+          tips: {unpacked: ..., sampler: ..., evaluation: ..., dataset: ..., set_epoch: ..., card_batch: ...}
 """
 
 from gpu2npu.rules.kind import RuleKind
@@ -27,7 +28,7 @@ class DataLoader(RuleKind):
         "loaders": Field(list, required=True, help="qualified names of the loader class"),
         "sampler": Field(str, required=True, dotted=True, help="the sharding sampler"),
         "train_words": Field(list, default=["train"], help="words that name a training loader"),
-        "tips": Field(dict, required=True, help="what to do: " + ", ".join(TIPS)),
+        "tips": Field(dict, required=True, help="what to do: " + ", ".join(TIPS) + ", optional card_batch"),
     }
     text_only = True
 
