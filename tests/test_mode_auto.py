@@ -243,9 +243,14 @@ def test_rules_list_shows_the_rules_of_a_mode():
     # torch.stft's old defaults whatever patches them (G2N183, G2N186); the patcher leaves
     # torch.version.cuda None (G2N187); Adam's default step runs on the NPU whatever patches it (G2N171)
     newer_torch = ["G2N183", "G2N186", "G2N187"]
-    assert python_ids == environment + ["G2N171", "G2N174", "G2N176"] + newer_torch + removed + [
-        f"G2N70{n}" for n in range(10)
-    ] + [
+    # CUDA-only libraries and CUDA extensions run under no patcher (every_mode/cuda_only.yaml,
+    # cuda_extensions.yaml); the GradScaler classes transfer_to_npu aliases (G2N180, G2N185) are not here
+    cuda_only = [f"G2N0{n}" for n in range(50, 64)] + ["G2N072", "G2N073", "G2N074"]
+    cuda_only += ["G2N086", "G2N087", "G2N088", "G2N089", "G2N099"] + [f"G2N1{n}" for n in range(63, 69)]
+    cuda_only += ["G2N172", "G2N173", "G2N175", "G2N181", "G2N182", "G2N184"]
+    assert python_ids == sorted(
+        environment + cuda_only + ["G2N171", "G2N174", "G2N176"] + newer_torch + removed
+    ) + [f"G2N70{n}" for n in range(10)] + [
         "G2N710",
         "G2N711",
         "G2N712",
@@ -497,3 +502,30 @@ def test_a_tensor_type_named_by_a_string_is_reported_where_the_patcher_leaves_it
     assert manual == [
         ["glow.py", "5", "5", "torch.cuda.HalfTensor", tip, "unsupported", "G2N711", "python", ""]
     ]
+
+
+def test_cuda_only_libraries_and_extensions_are_errors_under_the_patcher_too(tmp_path):
+    """transfer_to_npu redirects torch.cuda, devices and nccl; it builds no flash-attn, apex
+    normalization or CUDA extension kernel. swav's apex.parallel and deep-person-reid's
+    CUDAExtension lost their rows in this mode, and `check --mode auto` passed."""
+    files = {
+        "train.py": "import torch\nfrom flash_attn import flash_attn_func\n"
+        "from apex.normalization import FusedLayerNorm\n\n"
+        "if __name__ == '__main__':\n    torch.ones(1).cuda()\n",
+        "ext/setup.py": "from torch.utils.cpp_extension import CUDAExtension\n\n"
+        "ext = CUDAExtension('k', ['k.cu'])\n",
+    }
+    out = auto_copy(tmp_path, files)
+    reported = [
+        row[:4] + row[5:6] + row[-1:]
+        for row in rows(out / "transplant_result_file" / "unsupported_api.csv")[1:]
+    ]
+    assert reported == [
+        ["ext/setup.py", "3", "3", "torch.utils.cpp_extension.CUDAExtension", "unsupported", "rules:G2N072"],
+        ["train.py", "2", "2", "flash_attn", "unsupported", "rules:G2N056"],
+        ["train.py", "3", "3", "apex.normalization", "unsupported", "rules:G2N052"],
+    ]
+    check = run_cli("check", tmp_path / "proj", "--mode", "auto", "--no-cache", "--format", "json")
+    assert check.returncode == 1, check.stderr
+    blocking = sorted(f["rule"] for f in json.loads(check.stdout)["findings"] if f["severity"] == "error")
+    assert blocking == ["G2N052", "G2N056", "G2N072"]

@@ -16,6 +16,8 @@ TARGET = Target(
         "reported_apis.yaml",
         "removed_apis.yaml",
         "kept_on_cuda.yaml",
+        "every_mode/cuda_only.yaml",
+        "every_mode/cuda_extensions.yaml",
         "every_mode/newer_torch.yaml",
         "every_mode/cuda_build.yaml",
         "every_mode/optimizers.yaml",

@@ -3,7 +3,7 @@ NVIDIA apex's CUDA kernels). Only that name is dropped from a multi-name import;
 empty gets ``pass``; comments above a removed line are kept. With ``only_unused`` (the default)
 the import stays while the file still uses the name it binds: deleting it would turn the
 ImportError that says what is missing into a NameError further down. Give the module an
-ApiStatusRule (as rules/cuda_only.yaml does) so that the import it keeps is reported."""
+ApiStatusRule (as rules/every_mode/cuda_only.yaml does) so that the import it keeps is reported."""
 
 from gpu2npu.rules.index import ImportRemoval
 from gpu2npu.rules.kind import RuleKind
