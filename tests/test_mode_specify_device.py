@@ -741,3 +741,17 @@ def test_a_device_context_selects_the_card_from_the_environment(tmp_path, flag, 
     env = {**os.environ, name: "1"}
     run = run_cli("run", "--devices", "2", "--", sys.executable, "run.py", cwd=out, env=env)
     assert (run.returncode, run.stdout) == (0, "card 1\n"), run.stderr
+
+
+def test_a_config_key_named_like_the_variable_is_no_index_from_the_environment(tmp_path):
+    """SRGAN: torch.device("cuda", config["DEVICE_ID"]) is card 0 of its config in every process;
+    the key's text is not the DEVICE_ID the block binds, so the index is replaced like any other."""
+    text = (
+        "import torch\n\nconfig = {'DEVICE_ID': 0}\n\nif __name__ == '__main__':\n"
+        "    device = torch.device('cuda', config['DEVICE_ID'])\n"
+        "    same = torch.device('cuda', DEVICE_ID)\n"
+    )
+    _, out = migrated_project(tmp_path, {"train.py": text})
+    migrated = (out / "train.py").read_text()
+    assert "    device = torch.device('npu', DEVICE_ID)\n" in migrated
+    assert "    same = torch.device('npu', DEVICE_ID)\n" in migrated

@@ -93,7 +93,7 @@ class DeviceIdArg(CallArgumentKind):
         if block is None or any(_is_cpu(arg.value) for arg in call.args):
             return call
         code = ctx.code(value)
-        if block.name in code:
+        if _reads_name(code, block.name):
             return call  # already the index from the environment
         if rule["values"] == "indexed" and (not _is_indexed(value) or names_several_cards(ctx.source)):
             return call  # several cards by number: DeviceIdStringRule reports them
@@ -176,3 +176,9 @@ def _is_cpu(value: cst.BaseExpression) -> bool:
     if isinstance(value, cst.Call) and value.args:
         value = value.args[0].value
     return isinstance(value, cst.SimpleString) and bool(CPU_DEVICE.match(str(value.evaluated_value)))
+
+
+def _reads_name(code: str, name: str) -> bool:
+    """Whether ``code`` reads the variable ``name``: not a key (``config["DEVICE_ID"]``, SRGAN's
+    card 0 from its config) nor an attribute (``args.DEVICE_ID``) spelled the same."""
+    return re.search(rf"(?<![\w.'\"]){re.escape(name)}(?![\w'\"])", code) is not None
