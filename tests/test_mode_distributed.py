@@ -1237,6 +1237,45 @@ def test_a_batch_size_multiplied_by_the_card_count_is_reported(tmp_path):
     ]
 
 
+CONFIG_SHUFFLE = """import torch
+from torch.utils.data import DataLoader
+
+def main(cfg, train_set, test_set, extra_set):
+    model = torch.nn.Linear(2, 2).cuda()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    train_loader = DataLoader(train_set, shuffle=cfg["TRAIN"]["SHUFFLE"])
+    paired_test_dataloader = DataLoader(test_set, shuffle=cfg["TEST"]["SHUFFLE"])
+    other = DataLoader(extra_set, shuffle=cfg["SHUFFLE"])
+    for epoch in range(2):
+        for x in train_loader:
+            model(x.cuda()).sum().backward()
+            opt.step()
+
+if __name__ == "__main__":
+    main(None, None, None, None)
+"""
+
+
+def test_a_test_loader_whose_shuffle_comes_from_a_config_stays_whole(tmp_path):
+    """SRGAN's Set5 loader takes shuffle from its config (False): sharded, each rank scored a
+    fifth of the images and rank 0 picked the best checkpoint on its share. A loader whose
+    shuffle is a value is a training loader unless its names say test, val or eval."""
+    source = tmp_path / "proj"
+    write(source / "train.py", CONFIG_SHUFFLE)
+    result, out = distributed(tmp_path, source=source)
+    assert result.returncode == 0, result.stderr
+    text = (out / "train.py").read_text()
+    sampler = "sampler=torch.utils.data.distributed.DistributedSampler"
+    assert (
+        f'    train_loader = DataLoader(train_set, {sampler}(train_set, shuffle=cfg["TRAIN"]["SHUFFLE"]))\n'
+        in text
+    )
+    assert '    paired_test_dataloader = DataLoader(test_set, shuffle=cfg["TEST"]["SHUFFLE"])\n' in text
+    assert f'    other = DataLoader(extra_set, {sampler}(extra_set, shuffle=cfg["SHUFFLE"]))\n' in text
+    kept = rows(out / "transplant_result_file" / "unsupported_api.csv")[1:]
+    assert [row[1] for row in kept if row[-1] == "rules:G2N742"] == ["8"]
+
+
 def test_a_script_that_spawns_its_own_workers_gets_no_device_selected_in_the_parent(tmp_path):
     """barlowtwins and YOLOX start their workers themselves: a device selected at import would
     claim NPU 0 in the parent, and a forked worker could not use the NPU at all."""

@@ -814,16 +814,27 @@ class _Distribute(cst.CSTTransformer):
         return bool(bindings) and all(id(binding.node) in self.bound_to_none for binding in bindings)
 
     def _is_training(self, dataset, shuffle_code: str) -> bool:
-        if shuffle_code not in ("False", "None", "0"):
+        """A loader that shuffles (``shuffle=True``), or whose names hold a training word; one
+        whose shuffle is a value (SRGAN's ``config["TEST"]["HYP"]["SHUFFLE"]``, False there) and
+        whose names hold only an evaluation word is an evaluation loader."""
+        if shuffle_code == "True":
             return True
-        words = " ".join(
+        words = self._loader_words(dataset)
+        if any(word in words for word in self.plan.train_words):
+            return True
+        if shuffle_code in ("False", "None", "0"):
+            return False
+        return not any(word in words for word in self.plan.eval_words)
+
+    def _loader_words(self, dataset) -> str:
+        """The names of the loader: what it is assigned to, its dataset and its function."""
+        return " ".join(
             [
                 " ".join(_code(t.target) for t in self.assigned[-1]) if self.assigned else "",
                 _code(dataset.value) if dataset is not None else "",
                 self.scopes[-1].name.value if isinstance(self.scopes[-1], cst.FunctionDef) else "",
             ]
         ).lower()
-        return any(word in words for word in self.plan.train_words)
 
     # -- epochs ----------------------------------------------------------------------------------
 

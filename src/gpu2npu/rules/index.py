@@ -200,6 +200,7 @@ class DistributedPlan:
     sampler: str = ""  # qualified DistributedSampler
     loader_rule: str = ""
     train_words: Tuple[str, ...] = ()
+    eval_words: Tuple[str, ...] = ()  # an evaluation loader's, where its shuffle is a value
     guard_test: str = ""  # the rank-0 test
     guarded_calls: FrozenSet[str] = frozenset()  # qualified calls run on rank 0 only
     guarded_prefixes: Tuple[str, ...] = ()  # function or method names starting so (save_checkpoint)
