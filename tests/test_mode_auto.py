@@ -254,6 +254,7 @@ def test_rules_list_shows_the_rules_of_a_mode():
         "G2N710",
         "G2N711",
         "G2N712",
+        "G2N713",
         "G2N730",
         "G2N731",
         "G2N732",
@@ -529,3 +530,27 @@ def test_cuda_only_libraries_and_extensions_are_errors_under_the_patcher_too(tmp
     assert check.returncode == 1, check.stderr
     blocking = sorted(f["rule"] for f in json.loads(check.stdout)["findings"] if f["severity"] == "error")
     assert blocking == ["G2N052", "G2N056", "G2N072"]
+
+
+def test_the_compute_capability_is_an_error_under_the_patcher_even_behind_a_cuda_test(tmp_path):
+    """denoising-diffusion-pytorch's Attend(flash=True) reads get_device_properties(...).major
+    after torch.cuda.is_available(), which transfer_to_npu makes True: the NPU's properties have
+    no major, so it fails there."""
+    text = (
+        "import torch\n\ndef config():\n    if not torch.cuda.is_available():\n        return None\n"
+        "    p = torch.cuda.get_device_properties(torch.device('cuda'))\n    return p.major, p.minor\n"
+    )
+    out = auto_copy(
+        tmp_path,
+        {"attend.py": text, "train.py": "import attend\n\nif __name__ == '__main__':\n    attend.config()\n"},
+    )
+    assert (out / "attend.py").read_text() == text
+    reported = [
+        row[:4] + row[5:6] + row[-1:]
+        for row in rows(out / "transplant_result_file" / "unsupported_api.csv")[1:]
+    ]
+    assert reported == [
+        ["attend.py", "6", "6", "torch.cuda.get_device_properties", "unsupported", "rules:G2N713"]
+    ]
+    check = run_cli("check", tmp_path / "proj", "--mode", "auto", "--no-cache")
+    assert check.returncode == 1, check.stdout
