@@ -90,6 +90,19 @@ FREEZES = (
         # SwAV sets its prototypes' .grad to None for the first iterations: a fused optimizer
         # combines the parameters that have a gradient at its first step, once (never updated)
         ("freeze.py", FREEZES, "or the project sets a .grad to None (SwAV's frozen prototypes)"),
+        # torchreid freezes all but the classifier for its first fixbase_epoch epochs: the fused
+        # optimizer combined the classifier only, and never trained the backbone once it was opened
+        (
+            "torchtools.py",
+            "def open_specified_layers(model):\n    for p in model.backbone.parameters():\n"
+            "        p.requires_grad = False\n",
+            "or freezes parameters (requires_grad = False, requires_grad_(False): torchreid's fixbase_epoch)",
+        ),
+        (
+            "frozen.py",
+            "def freeze(model):\n    model.backbone.requires_grad_(False)\n",
+            "or freezes parameters (requires_grad = False",
+        ),
         # tacotron2 clears the gradients with model.zero_grad(): None from torch 2.0, and the fused
         # optimizer keeps stepping with the gradients it combined at its first step
         (

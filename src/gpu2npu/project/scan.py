@@ -19,7 +19,7 @@ from gpu2npu.project.plan import COPY, PYTHON, Plan
 from gpu2npu.rewrite.device_selection import MODULE_LEVEL, device_selections
 from gpu2npu.rewrite.facts import classes_defining
 from gpu2npu.rewrite.transformer import ProjectFacts
-from gpu2npu.rules.index import ANY_RECEIVER, REFUSED_IMPORT, REFUSED_MODULE, REFUSED_NONE, RuleIndex
+from gpu2npu.rules.index import ANY_RECEIVER, REFUSED_ASSIGNMENT, REFUSED_IMPORT, REFUSED_MODULE, RuleIndex
 from gpu2npu.source.modules import (
     MAIN_GUARD,
     PROGRAM_CALLS,
@@ -290,15 +290,21 @@ def _makes_refused_call(data: bytes, call: str) -> bool:
     """Whether ``data`` calls ``.method(`` passing ``keyword=`` other than a literal False (a byte
     scan: ``opt.zero_grad(set_to_none=True)``, ``zero_grad(set_to_none=not args.keep)``), or, for
     ``import module``, may import a library that makes such calls itself (accelerate), or, for
-    ``.attribute = None``, assigns None to such an attribute (``p.grad = None``)."""
+    ``.attribute = None`` (or False), assigns that to such an attribute (``p.grad = None``,
+    ``p.requires_grad = False``), or, for ``method(False)``, calls it with that value
+    (``m.requires_grad_(False)``)."""
     if call.startswith(REFUSED_IMPORT):
         return _may_import(data, call[len(REFUSED_IMPORT) :])
-    if call.endswith(REFUSED_NONE):  # .grad = None
-        attribute = re.escape(call[1 : -len(REFUSED_NONE)].encode())
-        return re.search(rb"\.%s\s*=\s*None\b" % attribute, data) is not None
+    assignment = REFUSED_ASSIGNMENT.match(call)
+    if assignment:  # .grad = None, .requires_grad = False
+        attribute, value = (re.escape(part.encode()) for part in assignment.groups())
+        return re.search(rb"\.%s\s*=\s*%s\b" % (attribute, value), data) is not None
     if call.startswith(REFUSED_MODULE):  # model.zero_grad()
         return _calls_on_a_module(data, call[len(REFUSED_MODULE) : -2])
     method, keyword = call[:-1].split("(")
+    if keyword in ("False", "None"):  # a call given that value: requires_grad_(False)
+        pattern = rb"\.%s\s*\(\s*(?:\w+\s*=\s*)?%s\s*\)" % (re.escape(method.encode()), keyword.encode())
+        return re.search(pattern, data) is not None
     pattern = rb"\b%s\s*\([^()]*(?:\([^()]*\)[^()]*)*\b%s\s*=\s*(?!False\b)" % (
         method.encode(),
         keyword.encode(),
