@@ -124,23 +124,20 @@ TRAINS = (
 )
 
 
+def migrate_distributed(tmp_path):
+    """``distributed -m train.py`` of the project in tmp_path/proj, into tmp_path/out."""
+    out = tmp_path / "out"
+    return run_cli(
+        "migrate", "-i", tmp_path / "proj", "-o", out, "-v", "2.8.0", "distributed", "-m", "train.py"
+    )
+
+
 def test_distributed_mode_reports_the_lost_prefix_outside_the_main_script_only(tmp_path):
     """The distributed mode wraps the main script's model in DistributedDataParallel, whose keys
     have the same 'module.' prefix; a model unwrapped in another file has no wrapper at all."""
     write(tmp_path / "proj" / "train.py", TRAINS)
     write(tmp_path / "proj" / "resume.py", "def load(path):\n    return None\n\n\n" + RESUMES)
-    result = run_cli(
-        "migrate",
-        "-i",
-        tmp_path / "proj",
-        "-o",
-        tmp_path / "out",
-        "-v",
-        "2.8.0",
-        "distributed",
-        "-m",
-        "train.py",
-    )
+    result = migrate_distributed(tmp_path)
     assert result.returncode == 0, result.stderr
     unsupported = rows(
         tmp_path / "out" / "proj_msft_multi" / "transplant_result_file" / "unsupported_api.csv"
@@ -288,18 +285,7 @@ def test_the_distributed_main_script_gets_no_row_on_inputs_its_wrapper_moves(tmp
         "    main(None, None)\n"
     )
     write(tmp_path / "proj" / "train.py", main)
-    result = run_cli(
-        "migrate",
-        "-i",
-        tmp_path / "proj",
-        "-o",
-        tmp_path / "out",
-        "-v",
-        "2.8.0",
-        "distributed",
-        "-m",
-        "train.py",
-    )
+    result = migrate_distributed(tmp_path)
     assert result.returncode == 0, result.stderr
     out = tmp_path / "out" / "proj_msft_multi"
     assert "DistributedDataParallel" in (out / "train.py").read_text()
