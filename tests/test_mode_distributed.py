@@ -1475,10 +1475,69 @@ def test_a_main_script_that_only_defines_its_training_is_refused(tmp_path):
         "block of its own"
     ]
     assert not (tmp_path / "out").exists()
+    # the script the tip names is taken: the module path it imports ends as tools/train_net.py does
+    # (stop 53 took it for an outside module and refused run_net.py for having no loop)
+    starter = distributed(tmp_path, source=source, main=source / "tools" / "run_net.py", out="starter")[0]
+    assert starter.returncode == 0, starter.stderr
     called = one_script(tmp_path / "called", ONLY_DEFINED + "\n\ntrain(None)\n")[0]
     assert called.returncode == 0, called.stderr
     alone = one_script(tmp_path / "alone", ONLY_DEFINED)[0]
     assert alone.returncode == 0, alone.stderr
+
+
+LIBRARY_TRAINER = """import torch
+
+
+class Trainer:
+    def __init__(self, model, loader):
+        self.model, self.loader = model, loader
+
+    def run(self):
+        while True:
+            for x in self.loader:
+                self.model(x.cuda()).sum().backward()
+"""
+
+BY_HAND = (
+    "wrap the model in DistributedDataParallel and give the loader a DistributedSampler by hand in "
+    "'mingpt/trainer.py', then start 'projects/adder.py' with torchrun; or call the training from an "
+    "if __name__ == '__main__': block of 'mingpt/trainer.py' and name it with -m"
+)
+
+
+@pytest.mark.parametrize(
+    "main,line",
+    [
+        (
+            "projects/adder.py",
+            "gpu2npu: error: the main script 'projects/adder.py' has no training loop (a loop over epochs, "
+            "or one calling .backward() or .step()); the loop it starts is in 'mingpt/trainer.py', and this "
+            "mode distributes only a loop of the main script; " + BY_HAND,
+        ),
+        (
+            "mingpt/trainer.py",
+            "gpu2npu: error: the main script 'mingpt/trainer.py' is a module that 'projects/adder.py' "
+            "imports: it only defines its training (no if __name__ == '__main__': and no call of its "
+            "functions at its top level), so started by the launcher it would train nothing; " + BY_HAND,
+        ),
+    ],
+    ids=["the driver", "the library"],
+)
+def test_a_loop_in_a_library_class_gets_one_way_out_from_either_script(tmp_path, main, line):
+    """minGPT trains in mingpt/trainer.py's Trainer.run, which its project scripts start. -m on a
+    script said "name the script that trains", -m on the trainer "name the script that starts the
+    training": each sent the user to the other. Both now name the two files and the same way out."""
+    source = tmp_path / "proj"
+    write(source / "mingpt" / "trainer.py", LIBRARY_TRAINER)
+    write(
+        source / "projects" / "adder.py",
+        "import torch\nfrom mingpt.trainer import Trainer\n\nif __name__ == '__main__':\n"
+        "    Trainer(torch.nn.Linear(2, 2).cuda(), []).run()\n",
+    )
+    result, _ = distributed(tmp_path, source=source, main=source / main)
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [line]
+    assert not (tmp_path / "out").exists()
 
 
 @pytest.mark.parametrize(

@@ -204,14 +204,18 @@ def _check_main(
     # a module that only defines its training loop or its own process group (lightweight-gan's
     # cli.py passes model.train to a retry helper)
     trains = has_training_loop(tree) or (search is not None and bool(search.already))
-    starter = _starter_of(plan, main) if options.input.is_dir() and only_defines(tree) and trains else ""
+    starter, by = (
+        _starter_of(plan, main) if options.input.is_dir() and only_defines(tree) and trains else ("", "")
+    )
     if starter:
         raise UserError(
             f"the main script '{main}' is a module that {starter}: it only defines its "
             "training (no if __name__ == '__main__': and no call of its functions at its top level), "
             "so started by the launcher it would train nothing",
             "name the script that starts the training with -m, or call its function in an "
-            "if __name__ == '__main__': block of its own",
+            "if __name__ == '__main__': block of its own"
+            if not by or _fit_to_be_main(index, plan, by)
+            else _by_hand_tip(main, by),
         )
     if search is not None and search.already:  # left as it is: nothing to wrap, no loop to shard
         return ",".join(names), [], (), search.already
@@ -219,10 +223,16 @@ def _check_main(
     if elsewhere:
         return ",".join(names), [], elsewhere, elsewhere[1]
     if not has_training_loop(tree):
+        looping = _imported_loop(plan, main, data) if options.input.is_dir() else ""
         raise UserError(
             f"the main script '{main}' has no training loop "
-            "(a loop over epochs, or one calling .backward() or .step())",
-            "name the script that trains with -m",
+            "(a loop over epochs, or one calling .backward() or .step())"
+            + (
+                f"; the loop it starts is in '{looping}', and this mode distributes only a loop of the main script"
+                if looping
+                else ""
+            ),
+            _by_hand_tip(looping, main) if looping else "name the script that trains with -m",
         )
     target, rows = _chosen_model(index, search, given, names, main)
     return target, rows + _unwrapped_rows(index, search, target.split(",")), (), ""
@@ -257,23 +267,56 @@ def _set_up_by_an_import(index: RuleIndex, plan: Plan, main: str, data: bytes) -
     return ()
 
 
-def _starter_of(plan: Plan, main: str) -> str:
-    """What starts ``main`` other than as a script ("" nothing): the first project file that
-    imports it (SlowFast's tools/run_net.py calls the train() tools/train_net.py only defines; a
-    module path that ends as main's does counts: vision.fair.slowfast.tools.train_net), or a
-    console-script entry point of the packaging files (lightweight-gan's lightweight_gan.cli:main)."""
+def _starter_of(plan: Plan, main: str) -> Tuple[str, str]:
+    """What starts ``main`` other than as a script (("", "") nothing), and the project file that
+    does ("" a packaging file): the first project file that imports it (SlowFast's
+    tools/run_net.py calls the train() tools/train_net.py only defines; a module path that ends as
+    main's does counts: vision.fair.slowfast.tools.train_net), or a console-script entry point of
+    the packaging files (lightweight-gan's lightweight_gan.cli:main)."""
     for entry in plan.of_kind(PYTHON):
         if entry.rel != main:
             imports = located_imports(entry.rel, (plan.root / entry.rel).read_bytes())
             if any(path == main or path.endswith("/" + main) for _, group in imports for path in group):
-                return f"'{entry.rel}' imports"
+                return f"'{entry.rel}' imports", entry.rel
     module = main[: -len(".py")].replace("/", ".")
     for name in PACKAGING_FILES:
         path = plan.root / name
         text = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
         if any(module == found or module.endswith("." + found) for found in ENTRY_POINT.findall(text)):
-            return f"'{name}' starts as a console script"
+            return f"'{name}' starts as a console script", ""
+    return "", ""
+
+
+def _fit_to_be_main(index: RuleIndex, plan: Plan, path: str) -> bool:
+    """Whether -m ``path`` would be taken: it has a training loop, or it (or a module it imports)
+    sets up its own process group; the tip to name it may then be given."""
+    data = (plan.root / path).read_bytes()
+    tree = parse_ast(data)
+    if tree is not None and has_training_loop(tree):
+        return True
+    search = _model_search(index, data, [DEFAULT_MODEL])
+    return bool(search is not None and search.already) or bool(_set_up_by_an_import(index, plan, path, data))
+
+
+def _imported_loop(plan: Plan, main: str, data: bytes) -> str:
+    """The first project module the main script imports that holds a training loop (minGPT's
+    chargpt.py runs mingpt/trainer.py's Trainer.run); "" none."""
+    for _, path in _imported_modules(plan, main, data):
+        tree = parse_ast((plan.root / path).read_bytes())
+        if tree is not None and has_training_loop(tree):
+            return path
     return ""
+
+
+def _by_hand_tip(looping: str, starter: str) -> str:
+    """The way left when the loop is in a module that another, loopless script starts: the one
+    script this mode rewrites would have to be both (an error naming the other would send the
+    user back and forth between the two)."""
+    return (
+        f"wrap the model in DistributedDataParallel and give the loader a DistributedSampler by hand in "
+        f"'{looping}', then start '{starter}' with torchrun; or call the training from an "
+        f"if __name__ == '__main__': block of '{looping}' and name it with -m"
+    )
 
 
 def _imported_modules(plan: Plan, main: str, data: bytes) -> Iterator[Tuple[int, str]]:
@@ -297,11 +340,20 @@ def _imported_modules(plan: Plan, main: str, data: bytes) -> Iterator[Tuple[int,
 
 def _python_files(plan: Plan, imports: Iterator[Tuple[int, Tuple[str, ...]]]) -> Iterator[Tuple[int, str]]:
     """(line, path) for the paths of ``imports`` (located_imports) that are Python files of the
-    project."""
+    project, or that end as one in a folder does (SlowFast's vision.fair.slowfast.tools.train_net
+    is its tools/train_net.py)."""
     for line, group in imports:
         for path in group:
-            if path.endswith(".py") and (plan.root / path).is_file():
+            if not path.endswith(".py"):
+                continue
+            if (plan.root / path).is_file():
                 yield line, path
+                continue
+            found = next(
+                (e.rel for e in plan.of_kind(PYTHON) if "/" in e.rel and path.endswith("/" + e.rel)), ""
+            )
+            if found:
+                yield line, found
 
 
 def _model_names(given: Optional[str]) -> List[str]:
