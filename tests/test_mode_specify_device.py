@@ -432,6 +432,29 @@ def test_a_script_other_files_import_selects_the_device_in_its_main_block(tmp_pa
     ]
 
 
+def test_a_package_module_with_a_demo_selects_the_device_in_its_main_block(tmp_path):
+    """vit-pytorch's 26 package modules each run a demo under ``__main__`` and no project file
+    imports them, but the package's users do: a device selected at their top moved a worker that
+    had selected card 1 back to card 0 on import. A module of a folder holding __init__.py counts
+    as imported; a script at the root does not."""
+    demo = "import torch\n\nif __name__ == '__main__':\n    print(torch.ones(2).cuda())\n"
+    source, out = migrated_project(
+        tmp_path, {"vit_pkg/__init__.py": "", "vit_pkg/look_vit.py": demo, "demo.py": demo}
+    )
+    assert (out / "vit_pkg" / "look_vit.py").read_text() == (
+        "import torch\nimport torch_npu\nimport os\n"
+        "DEVICE_ID = int(os.environ['DEVICE_ID']) if os.environ.get('DEVICE_ID', '').isdigit() else 0\n\n"
+        "if __name__ == '__main__':\n    torch_npu.npu.set_device(DEVICE_ID)\n"
+        "    print(torch.ones(2).npu())\n"
+    )
+    assert "import os\n" + BLOCK in (out / "demo.py").read_text()
+    assert [
+        row[4]
+        for row in python_change_rows(out / "transplant_result_file" / "change_list.csv")
+        if row[0] == "vit_pkg/look_vit.py" and row[3] == "INSERT"
+    ][-1] == "select DEVICE_ID when the module runs as a script (a module of a package: its users import it)"
+
+
 SPREAD = """import os
 import torch
 

@@ -124,6 +124,7 @@ def scan_project(
         _notebooks(plan) if find_entries else frozenset()
     )
     if device_name is not None:
+        facts.package_modules = _package_modules(plan)
         facts.selected_elsewhere = _selected_elsewhere(plan, facts.entries, imports)
         facts.torch_through_imports = _torch_through_imports(facts.entries, imports)
     return ProjectScan(facts, ops, extensions, outcomes.count(CORRUPT))
@@ -328,6 +329,13 @@ def _notebooks(plan: Plan) -> FrozenSet[str]:
     """Notebooks start a program of their own: the modes that insert into entry scripts insert
     into their first code cells too."""
     return frozenset(e.rel for e in plan.entries if e.file_kind == Notebook.name)
+
+
+def _package_modules(plan: Plan) -> FrozenSet[str]:
+    """The Python files of a folder below the root that holds ``__init__.py``."""
+    rels = [entry.rel for entry in plan.of_kind(PYTHON)]
+    packages = {rel[: -len("__init__.py")] for rel in rels if rel.endswith("/__init__.py")}
+    return frozenset(rel for rel in rels if rel[: rel.rfind("/") + 1] in packages)
 
 
 def _entry_scripts(

@@ -228,7 +228,8 @@ def _check_main(
             f"the main script '{main}' has no training loop "
             "(a loop over epochs, or one calling .backward() or .step())"
             + (
-                f"; the loop it starts is in '{looping}', and this mode distributes only a loop of the main script"
+                f"; the loop it starts is in '{looping}', and this mode distributes only a loop "
+                "of the main script"
                 if looping
                 else ""
             ),

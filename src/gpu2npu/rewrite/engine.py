@@ -245,7 +245,12 @@ def _with_device_block(
     if selection.in_guard:
         at = selection.guard_line + len(statements)
         new_bytes = _insert_lines(new_bytes, at, selection.guard_indent, selection.in_guard)
-        message = f"select {block.name} when the module runs as a script (other files import it)"
+        why = (
+            "other files import it"
+            if project.module_imported(path)
+            else "a module of a package: its users import it"
+        )
+        message = f"select {block.name} when the module runs as a script ({why})"
         guarded = [Change(at, at + len(selection.in_guard) - 1, INSERT, message, block.rule_id)]
     line_of = original_lines(data, new_bytes)
     message = _device_block_message(block, selection, line_of, line, len(statements))
@@ -257,7 +262,7 @@ def _with_device_block(
 @dataclass
 class _Selection:
     """Where an entry script selects the device (-s's ``set_device(DEVICE_ID)``): at its top; in
-    its ``__main__`` block where other files import the module (importing it claims no card)
+    its ``__main__`` block where the module may be imported (importing it claims no card)
     and nothing above that block uses the device. Where the script selects its device itself
     (``itself``: that line) or calls a function of a module that does (``elsewhere``), only the
     rule's ``select_when_set`` (-s: where DEVICE_ID is set), and nothing where the visible devices
@@ -280,7 +285,7 @@ class _Selection:
         if itself or elsewhere:  # only a selection the environment asks for, and never before
             narrows = narrows_visible_devices(tree) if itself else elsewhere[3]  # the visible devices set
             select = [] if narrows else list(block.select_when_set)
-        guard = _guard_spot(data, tree, block.name) if project.module_imported(path) else None
+        guard = _guard_spot(data, tree, block.name) if project.importable(path) else None
         if guard is None or block.entry_statements:
             return cls(at_top=select, itself=itself, elsewhere=elsewhere)
         return cls(

@@ -82,6 +82,9 @@ class ProjectFacts:
         self.selected_elsewhere: Dict[str, Tuple[str, int, str, bool]] = {}
         # -s: the entry scripts that import no torch but a project module that does
         self.torch_through_imports: FrozenSet[str] = frozenset()
+        # the modules in a package folder (one holding __init__.py, below the root): importable by
+        # anyone who installs or imports the package, whoever in the project imports them
+        self.package_modules: FrozenSet[str] = frozenset()
         # a project module's name for a library helper it re-exports ("utils.torch_utils.
         # smart_amp_autocast") -> the helper's ("ultralytics.utils.torch_utils.autocast")
         self.reexports: Dict[str, str] = {}
@@ -91,6 +94,11 @@ class ProjectFacts:
         """Whether some file may import the module at ``rel`` (by its last name)."""
         stem = rel.rsplit("/", 1)[-1][: -len(".py")] if rel.endswith(".py") else rel
         return stem in self.imported_modules
+
+    def importable(self, rel: str) -> bool:
+        """Whether the module at ``rel`` may be imported: some project file may, or it belongs to
+        a package (vit_pytorch's modules, each with a ``__main__`` demo, are its users' imports)."""
+        return self.module_imported(rel) or rel in self.package_modules
 
     def cuda_modules_for(self, rel: str) -> FrozenSet[str]:
         """The modules and names that run only on CUDA in the file at ``rel``: the extensions'
@@ -136,6 +144,7 @@ class ProjectFacts:
         return (
             self.cuda_modules_for(rel),
             self.module_imported(rel),
+            rel in self.package_modules,
             entry,
             self.selected_elsewhere.get(rel),
             rel in self.torch_through_imports,
