@@ -301,6 +301,56 @@ def test_a_script_selecting_its_device_itself_and_a_library_are_not_given_a_devi
     ]
 
 
+FRAMEWORK_SELECTING = {
+    "train_vit.py": (
+        "import torch\nfrom accelerate import Accelerator\n\nif __name__ == '__main__':\n"
+        "    accelerator = Accelerator()\n    print(torch.ones(2).cuda())\n"
+    ),
+    "train_ds.py": (
+        "import torch\nimport deepspeed as ds\n\nif __name__ == '__main__':\n"
+        "    engine, *_ = ds.initialize(model=torch.nn.Linear(2, 2))\n    print(torch.ones(2).cuda())\n"
+    ),
+    "helpers.py": "import accelerate\n\n\ndef prepared():\n    return accelerate.Accelerator()\n",
+    "train_helped.py": (
+        "import torch\nfrom helpers import prepared\n\nif __name__ == '__main__':\n"
+        "    prepared()\n    print(torch.ones(2).cuda())\n"
+    ),
+    # a class of the same last name that is not accelerate's selects nothing
+    "train_own.py": (
+        "import torch\n\n\nclass Accelerator:\n    pass\n\n\nif __name__ == '__main__':\n"
+        "    Accelerator()\n    print(torch.ones(2).cuda())\n"
+    ),
+}
+
+
+def test_a_script_whose_framework_selects_its_device_selects_device_id_only_where_set(tmp_path):
+    """vit-pytorch's train_vit_decorr.py makes an accelerate Accelerator, which gives each process
+    of ``accelerate launch`` its own card; deepspeed.initialize does the same. A device selected at
+    import first claimed card DEVICE_ID in every worker. Such a script, itself or through a
+    function of a module it calls, selects DEVICE_ID only where the environment sets it."""
+    source, out = migrated_project(tmp_path, FRAMEWORK_SELECTING)
+    selects = {name: selection((out / name).read_text()) for name in FRAMEWORK_SELECTING}
+    assert selects == {
+        "train_vit.py": "where set",
+        "train_ds.py": "where set",
+        "helpers.py": "no",
+        "train_helped.py": "where set",
+        "train_own.py": "always",
+    }
+    messages = {
+        row[0]: row[4]
+        for row in python_change_rows(out / "transplant_result_file" / "change_list.csv")
+        if row[5] == "G2N720" and row[0] in ("train_vit.py", "train_ds.py")
+    }
+    taken = (
+        "insert the statements that take DEVICE_ID from the environment (selecting it only where it is set"
+    )
+    assert messages == {
+        "train_vit.py": f"{taken}: the script selects its device itself, line 5)",
+        "train_ds.py": f"{taken}: the script selects its device itself, line 5)",
+    }
+
+
 SELECTING_ELSEWHERE = {
     "utils.py": (
         "import os\n\nimport torch\n\n\ndef init_distributed_mode(args):\n"

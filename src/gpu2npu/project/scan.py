@@ -74,6 +74,7 @@ def scan_project(
     cuda_only = tuple(sorted(index.cuda_only_modules()))
     block = index.device_block
     device_name = block.name if block is not None and block.select_statements else None
+    frameworks = tuple(sorted(block.selected_by)) if device_name is not None else ()
     helpers = tuple(sorted(index.reexported_edits))
     attributes = tuple(sorted({wrapper.attribute for wrapper in index.kept_wrappers.values()}))
     reexports: Dict[str, str] = {}
@@ -91,7 +92,7 @@ def scan_project(
     wrapper_read_from: Set[str] = set()
     cuda_only_files: Set[str] = set()
     for rel, data in _python_sources(plan):
-        wanted = (methods, refused, cuda_only, device_name, helpers, attributes)
+        wanted = (methods, refused, cuda_only, device_name, frameworks, helpers, attributes)
         found = _file_scan(rel, data, wanted, (find_entries, read_imports), cache, outcomes)
         imported |= found.imported
         refusing |= found.refusing
@@ -173,6 +174,7 @@ def _scanned(
     refused,
     cuda_only,
     device_name,
+    frameworks,
     helpers,
     attributes,
     find_entries: bool,
@@ -188,7 +190,10 @@ def _scanned(
     )
     wanted = [method for method in methods if f"def {method}(".encode() in data]
     libraries = [module for module in cuda_only if _may_import(data, module)]
-    may_select = device_name is not None and _SELECTION.search(data) is not None
+    may_select = device_name is not None and (
+        _SELECTION.search(data) is not None
+        or any(call.rsplit(".", 1)[-1].encode() in data for call in frameworks)
+    )
     imported_helpers = [helper for helper in helpers if _may_import(data, helper)]
     tree = (
         parse_ast(data) if wanted or may_start or libraries or may_select or imported_helpers else None
@@ -208,7 +213,9 @@ def _scanned(
         inline,
         frozenset(call for call in refused if _makes_refused_call(data, call)),
         tree is not None and bool(libraries) and requires_a_library(tree, libraries),
-        tuple(device_selections(tree, device_name).items()) if may_select and tree is not None else (),
+        tuple(device_selections(tree, device_name, frozenset(frameworks)).items())
+        if may_select and tree is not None
+        else (),
         _imported_helpers(tree, imported_helpers) if tree is not None else (),
         _TORCH_IMPORT.search(data) is not None,
         _LOADS_STATE.search(data) is not None,

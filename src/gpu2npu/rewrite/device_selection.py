@@ -6,24 +6,29 @@ selected at import (every rank would claim that card first)."""
 from __future__ import annotations
 
 import ast
-from typing import Dict, Set
+from typing import Dict, FrozenSet, Optional, Set
 
+from gpu2npu.source.imports import file_imports, qualify
 from gpu2npu.source.names import dotted
 from gpu2npu.source.torch_names import FROM_ENVIRONMENT
 
 MODULE_LEVEL = ""  # the selections made on import, outside any function
 
 
-def device_selections(tree: ast.Module, name: str) -> Dict[str, int]:
+def device_selections(
+    tree: ast.Module, name: str, frameworks: FrozenSet[str] = frozenset()
+) -> Dict[str, int]:
     """By the function that makes it (a method by its own name; ``MODULE_LEVEL`` on import),
     the first line where the module selects its device; a function that names one that does
     (calls it, or hands it to a process starter: pycls's multi_proc_run starts single_proc_run,
-    which calls setup_distributed) selects it too, at that line."""
+    which calls setup_distributed) selects it too, at that line. ``frameworks``: the calls that
+    select it too (``accelerate.Accelerator``)."""
     found: Dict[str, int] = {}
     named: Dict[str, Set[str]] = {}  # function -> the names its body reads
+    table = file_imports(tree) if frameworks else {}
     for statement in tree.body:
         for owner, node in _owned_statements(statement):
-            line = selects_its_device(node, name)
+            line = selects_its_device(node, name, frameworks, table)
             if line and (owner not in found or line < found[owner]):
                 found[owner] = line
             if owner != MODULE_LEVEL:
@@ -47,13 +52,24 @@ def _names_read(node: ast.AST) -> Set[str]:
     }
 
 
-def selects_its_device(tree: ast.AST, name: str) -> int:
-    """The first line in ``tree`` where the device is selected otherwise than by ``name``, 0 none."""
+def selects_its_device(
+    tree: ast.AST, name: str, frameworks: FrozenSet[str] = frozenset(), table: Optional[Dict[str, str]] = None
+) -> int:
+    """The first line in ``tree`` where the device is selected otherwise than by ``name``, or by
+    a call of ``frameworks`` (each process of ``accelerate launch`` or ``deepspeed`` takes its own
+    card there; ``table``: the module's imports, read from ``tree`` where not given), 0 none."""
+    if frameworks and table is None:
+        table = file_imports(tree)
     lines = [
         node.lineno
         for node in ast.walk(tree)
         if (isinstance(node, ast.Call) and _sets_device_otherwise(node, name))
         or (isinstance(node, (ast.Assign, ast.Call)) and _sets_visible_devices(node))
+        or (
+            frameworks
+            and isinstance(node, ast.Call)
+            and qualify(dotted(node.func) or "", table) in frameworks
+        )
     ]
     return min(lines, default=0)
 

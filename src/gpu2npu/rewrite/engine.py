@@ -280,7 +280,7 @@ class _Selection:
         select = list(block.select_statements)
         if not select:
             return cls()
-        itself = selects_its_device(tree, block.name)
+        itself = selects_its_device(tree, block.name, block.selected_by)
         elsewhere = None if itself else project.selected_elsewhere.get(path)
         if itself or elsewhere:  # only a selection the environment asks for, and never before
             narrows = narrows_visible_devices(tree) if itself else elsewhere[3]  # the visible devices set

@@ -179,6 +179,7 @@ class DeviceBlock:
     entry_statements: Tuple[str, ...] = ()  # after them, in entry scripts only (the process group)
     select_statements: Tuple[str, ...] = ()  # in entry scripts not selecting their device (set_device)
     select_when_set: Tuple[str, ...] = ()  # instead, in those that do: a selection the environment asks for
+    selected_by: FrozenSet[str] = frozenset()  # framework calls that select the device (Accelerator)
 
     @property
     def device_string(self) -> str:

@@ -47,13 +47,21 @@ class InsertDeviceId(RuleKind):
             help="instead, in entry scripts that select their device themselves: statements that "
             "select it only where the environment names one",
         ),
+        "selected_by": Field(
+            list,
+            default=[],
+            help="calls of frameworks that select the device themselves (accelerate.Accelerator): "
+            "a script making one selects its device itself",
+        ),
     }
     text_only = True
 
     def validate(self, fields):
         if not is_identifier(fields["name"]) or not is_identifier(fields["device_type"]):
             return "'name' and 'device_type' must be Python identifiers (DEVICE_ID, npu)"
-        problem = check_names(**listed_names("imports", fields["imports"]))
+        problem = check_names(
+            **listed_names("imports", fields["imports"]), **listed_names("selected_by", fields["selected_by"])
+        )
         if problem:
             return problem
         lines = (
@@ -83,6 +91,7 @@ class InsertDeviceId(RuleKind):
             tuple(rule["entry_statements"]),
             tuple(rule["select_statements"]),
             tuple(rule["select_when_set"]),
+            frozenset(rule["selected_by"]),
         )
 
     def describe(self, rule):
