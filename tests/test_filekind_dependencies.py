@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 from helpers import builtin_index, index_with, migrate_file, run_cli
 from helpers import rows as csv_rows
 
@@ -703,7 +704,31 @@ def test_rule_ids_stay_in_their_block():
         for rule in load_builtin_rules().rules
         if rule.kind in ("TorchNpuPinRule", "DependencyRule", "PackageSourceRule")
     ]
-    assert len(ids) == len(set(ids)) and all("G2N860" <= rule_id <= "G2N899" for rule_id in ids)
+    assert len(ids) == len(set(ids))
+    assert all("G2N860" <= rule_id <= "G2N899" or "G2N500" <= rule_id <= "G2N559" for rule_id in ids)
+
+
+def test_a_full_id_block_continues_in_the_next_and_skips_the_ids_of_other_files(tmp_path, monkeypatch):
+    """The dependency block G2N870-G2N899 was full: the next entry would have taken G2N900,
+    portable's; devices.yaml's next id, G2N155, is a hand-written rule's. A new entry takes the
+    first number of the next block that no other rule file uses, after the last one handed out."""
+    module = gen_rules()
+    rules = tmp_path / "rules"
+    (rules / "every_mode").mkdir(parents=True)
+    (rules / "other.yaml").write_text("rules:\n  X:\n    - id: G2N501\n")
+    path = rules / "every_mode" / "dependencies.yaml"
+    known = [{"id": f"G2N{n}", "package": f"p{n}"} for n in range(870, 900)]
+    path.write_text(yaml.safe_dump({"rules": {"DependencyRule": known}}))
+    monkeypatch.setattr(module, "RULES", rules)
+    entries = [{"package": f"p{n}"} for n in range(870, 900)] + [{"package": "horovod"}, {"package": "new"}]
+    assert [e["id"] for e in module.assign_ids(path, "DependencyRule", entries)][-3:] == [
+        "G2N899",
+        "G2N500",
+        "G2N502",
+    ]
+    monkeypatch.setattr(module, "ID_BLOCKS", {"dependencies.yaml": (range(870, 900),)})
+    with pytest.raises(SystemExit, match="dependencies.yaml: its id blocks are full"):
+        module.assign_ids(path, "DependencyRule", entries)
 
 
 def planned(tmp_path, files, version: str) -> list:
@@ -717,6 +742,19 @@ def planned(tmp_path, files, version: str) -> list:
     assert result.returncode == 0, result.stderr
     plan = csv_rows(tmp_path / "out" / "proj_msft" / "transplant_result_file" / "dependency_plan.csv")
     return [row[:6] for row in plan[1:]]
+
+
+def test_horovod_is_planned_as_having_no_npu_build(tmp_path):
+    """DALLE-pytorch's Horovod backend: G2N188 reported its import, but its requirement had no
+    plan row (the generated id block was full)."""
+    assert planned(tmp_path, {"requirements.txt": "horovod>=0.21\n"}, "2.1.0")[0] == [
+        "0",
+        "horovod",
+        "horovod>=0.21",
+        "requirements.txt",
+        "1",
+        "no NPU equivalent",
+    ]
 
 
 def test_torch_no_file_lists_is_planned_once_for_the_top_file_and_not_called_added(tmp_path):

@@ -32,13 +32,16 @@ VERSIONS = [
     str(v) for v in yaml.safe_load((ROOT / "src" / "gpu2npu" / "versions.yaml").read_text())["versions"]
 ]
 HAS_COUNTERPART = {"S", "SL", "E"}  # cuda_namespace_map.csv: supported, with limits, exists in namespace
+# the id numbers of each file, in the order they are handed out: a block that fills continues in the
+# next one (devices' ends where the hand-written G2N155 starts; dependencies' 870-899 is full, and
+# 900 is portable's); a number another rule file uses is never handed out
 ID_BLOCKS = {
-    "cuda_namespace.yaml": 200,
-    "devices.yaml": 100,
-    "npu_ops.yaml": 1000,
-    "removed_apis.yaml": 400,
-    "torch_npu_pins.yaml": 860,
-    "dependencies.yaml": 870,
+    "cuda_namespace.yaml": (range(200, 400),),
+    "devices.yaml": (range(100, 155), range(560, 600)),
+    "npu_ops.yaml": (range(1000, 2000),),
+    "removed_apis.yaml": (range(400, 500),),
+    "torch_npu_pins.yaml": (range(860, 870),),
+    "dependencies.yaml": (range(870, 900), range(500, 560)),
 }
 PINS = RULES / "every_mode" / "torch_npu_pins.yaml"
 DEPENDENCIES = RULES / "every_mode" / "dependencies.yaml"
@@ -369,16 +372,32 @@ def previous_ids(path: Path, kind: str) -> Dict[tuple, str]:
 
 def assign_ids(path: Path, kind: str, entries: List[dict]) -> List[dict]:
     known = previous_ids(path, kind)
+    numbers = [number for block in ID_BLOCKS[path.name] for number in block]
     used = {int(v[3:]) for v in known.values()}
-    next_number = max(used | {ID_BLOCKS[path.name] - 1}) + 1
+    # after the last one handed out: an id a removed entry had is never given to another
+    last = max((position for position, number in enumerate(numbers) if number in used), default=-1)
+    elsewhere = _ids_of_other_files(path)
+    free = (number for number in numbers[last + 1 :] if number not in elsewhere)
     result = []
     for entry in entries:
         rule_id = known.get(identity(kind, entry))
         if rule_id is None:
-            rule_id = f"G2N{next_number:03d}"
-            next_number += 1
+            number = next(free, None)
+            if number is None:
+                raise SystemExit(f"{path.name}: its id blocks are full; give ID_BLOCKS another range")
+            rule_id = f"G2N{number:03d}"
         result.append({"id": rule_id, **entry})
     return result
+
+
+def _ids_of_other_files(path: Path) -> set:
+    """The id numbers the other rule files use (hand-written ones among them)."""
+    return {
+        int(number)
+        for other in RULES.rglob("*.yaml")
+        if other != path
+        for number in re.findall(r"(?m)^\s*-?\s*id: G2N(\d+)", other.read_text(encoding="utf-8"))
+    }
 
 
 def render(path: Path, kind: str, entries: List[dict], sources: str) -> str:
