@@ -130,6 +130,21 @@ def test_a_renamed_variable_is_never_reported_and_other_nccl_variables_are():
     ]
 
 
+def test_deepspeed_op_prebuilds_are_reported_in_scripts_and_dockerfiles():
+    """DALLE-pytorch's install_deepspeed.sh builds DeepSpeed's sparse attention
+    (DS_BUILD_SPARSE_ATTN=1), Triton kernels with no NPU build, and its Dockerfile every op:
+    neither had a row."""
+    script = "DS_BUILD_SPARSE_ATTN=1 DS_BUILD_OPS=1 pip install deepspeed\n"
+    assert migrated("install_deepspeed.sh", script) == script
+    assert reported("install_deepspeed.sh", script) == [
+        (1, "DS_BUILD_OPS", "G2N857", "limited"),
+        (1, "DS_BUILD_SPARSE_ATTN", "G2N857", "limited"),
+    ]
+    assert reported("Dockerfile", "FROM ubuntu:22.04\nENV DS_BUILD_OPS=1\n") == [
+        (2, "DS_BUILD_OPS", "G2N857", "limited")
+    ]
+
+
 def test_a_name_wins_over_its_prefix_and_reading_a_variable_is_not_setting_it():
     script = 'export NCCL_IB_HCA=mlx5 NCCL_DEBUG=WARN\necho "$NCCL_SOCKET_IFNAME"\nunset NCCL_ALGO\n'
     assert reported("run.sh", script) == [
