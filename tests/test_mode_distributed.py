@@ -1479,6 +1479,24 @@ def test_a_main_script_that_only_defines_its_training_is_refused(tmp_path):
     # (stop 53 took it for an outside module and refused run_net.py for having no loop)
     starter = distributed(tmp_path, source=source, main=source / "tools" / "run_net.py", out="starter")[0]
     assert starter.returncode == 0, starter.stderr
+    # SlowFast's own run_net.py has no loop: it hands train to misc.launch_job, which spawns one
+    # worker per card; that is a script distributed already, left as it is
+    write(
+        source / "slowfast" / "misc.py",
+        "import torch\n\n\ndef launch_job(func):\n    torch.multiprocessing.spawn(func)\n",
+    )
+    write(source / "tools" / "run_net.py", "from slowfast.misc import launch_job\n\nlaunch_job(print)\n")
+    spawned, out = distributed(tmp_path, source=source, main=source / "tools" / "run_net.py", out="spawned")
+    assert spawned.returncode == 0, spawned.stderr
+    found = rows(out / "transplant_result_file" / "unsupported_api.csv")[1:]
+    assert [row[1:4] + [row[4][:85]] for row in found] == [
+        [
+            "1",
+            "1",
+            "distributed",
+            "the main script distributes itself (torch.multiprocessing.spawn, in slowfast/misc.py)",
+        ]
+    ]
     called = one_script(tmp_path / "called", ONLY_DEFINED + "\n\ntrain(None)\n")[0]
     assert called.returncode == 0, called.stderr
     alone = one_script(tmp_path / "alone", ONLY_DEFINED)[0]

@@ -315,6 +315,14 @@ FRAMEWORK_SELECTING = {
         "import torch\nfrom helpers import prepared\n\nif __name__ == '__main__':\n"
         "    prepared()\n    print(torch.ones(2).cuda())\n"
     ),
+    # SlowFast: run_net.py calls misc.launch_job, whose spawned workers select their own cards
+    "slowfast/misc.py": (
+        "import torch\n\n\ndef launch_job(func):\n    torch.multiprocessing.spawn(func, nprocs=2)\n"
+    ),
+    "run_net.py": (
+        "import torch\nfrom slowfast.misc import launch_job\n\nif __name__ == '__main__':\n"
+        "    launch_job(print)\n    print(torch.ones(2).cuda())\n"
+    ),
     # a class of the same last name that is not accelerate's selects nothing
     "train_own.py": (
         "import torch\n\n\nclass Accelerator:\n    pass\n\n\nif __name__ == '__main__':\n"
@@ -335,6 +343,8 @@ def test_a_script_whose_framework_selects_its_device_selects_device_id_only_wher
         "train_ds.py": "where set",
         "helpers.py": "no",
         "train_helped.py": "where set",
+        "slowfast/misc.py": "no",
+        "run_net.py": "where set",
         "train_own.py": "always",
     }
     messages = {
