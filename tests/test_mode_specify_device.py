@@ -434,7 +434,7 @@ def test_a_script_whose_imported_module_selects_its_device_is_not_given_a_device
         "selects its device on import, line 3)",
         "evaluate.py": taken,
         "run_net.py": f"{taken} (selecting it only where it is set: the script calls multi_proc_run of "
-        "pc/distributed.py, which selects its device, line 5)",
+        "pc/distributed.py, which selects its device, line 14)",
     }
     # named with --entry, the script's imports are still read
     result, out = migrate_s(
