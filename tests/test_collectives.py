@@ -65,3 +65,33 @@ def test_check_fails_on_it(tmp_path):
     assert result.returncode == 1, result.stdout
     errors = [line.split("  ")[1:3] for line in result.stdout.splitlines() if "G2N174" in line]
     assert errors == [["9:1", "error"], ["15:1", "error"]]
+
+
+TRAINING_STATS = (
+    "import torch\n"
+    "\n"
+    "_counter_dtype = torch.float64\n"
+    "\n"
+    "\n"
+    "def _sync(names, device):\n"
+    "    deltas = []\n"
+    "    for name in names:\n"
+    "        delta = torch.zeros([3], dtype=_counter_dtype, device=device)\n"
+    "        deltas.append(delta)\n"
+    "    deltas = torch.stack(deltas)\n"
+    "    torch.distributed.all_reduce(deltas)\n"
+    "    kept = []\n"
+    "    kept.append(torch.zeros([3], device=device))\n"
+    "    torch.distributed.all_reduce(torch.cat(kept))\n"
+)
+
+
+@pytest.mark.parametrize("style", ["full", "auto"])
+def test_a_dtype_constant_and_a_stack_of_float64_counters_are_followed(style):
+    """stylegan2-ada's training_stats makes its counters in a module constant's dtype
+    (``_counter_dtype = torch.float64``), stacks them and all-reduces the stack at every tick:
+    HCCL refused it in the stand-in's 2-rank run, and no G2N174 row said so."""
+    result = migrate_source(TRAINING_STATS.encode(), builtin_index(style=style), path="training_stats.py")
+    assert [(k.line, k.name, k.tip) for k in result.kept if k.rule_id == "G2N174"] == [
+        (12, "torch.distributed.all_reduce", f"deltas is torch.float64 (line 11): {TIP}"),
+    ]

@@ -19,8 +19,9 @@ def kept_reductions(tree: ast.AST, imports: Dict[str, str], index) -> List[Kept]
     found: List[Kept] = []
     for rule in index.reduced_dtypes:
         collectives = frozenset(rule["collectives"])
+        spelled = {**imports, **_dtype_constants(tree, imports, rule)}
         for scope in function_scopes(tree):
-            made = _names_made_in(scope, imports, rule, index)
+            made = _names_made_in(scope, spelled, rule, index)
             if made:
                 found += _reductions_of(scope, imports, collectives, made, rule)
     return sorted(set(found))
@@ -37,15 +38,63 @@ def _own_nodes(scope: ast.AST):
         todo.extend(ast.iter_child_nodes(node))
 
 
-def _names_made_in(scope: ast.AST, imports, rule, index) -> Dict[str, Tuple[int, str]]:
-    """Name -> (line, dtype) for the names the scope binds to an expression in a refused dtype."""
-    made: Dict[str, Tuple[int, str]] = {}
-    for node in _own_nodes(scope):
+def _dtype_constants(tree: ast.AST, imports, rule) -> Dict[str, str]:
+    """Module-level names bound to a refused dtype (stylegan2-ada's ``_counter_dtype =
+    torch.float64``), as an import table reads them: name -> the dtype."""
+    dtypes = set(rule["dtypes"])
+    constants = {}
+    for node in getattr(tree, "body", ()):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            dtype = _refused_dtype(node.value, imports, rule, index)
-            if dtype:
-                made[node.targets[0].id] = (node.lineno, dtype)
+            name = qualify(dotted(node.value) or "", imports)
+            if name in dtypes:
+                constants[node.targets[0].id] = name
+    return constants
+
+
+def _names_made_in(scope: ast.AST, imports, rule, index) -> Dict[str, Tuple[int, str]]:
+    """Name -> (line, dtype) for the names the scope binds to an expression in a refused dtype,
+    and to a ``torch.stack``/``torch.cat`` of a list it appends such tensors to (stylegan2-ada's
+    training_stats stacks its float64 counters, then reduces them)."""
+    made: Dict[str, Tuple[int, str]] = {}
+    assigns = [
+        node
+        for node in _own_nodes(scope)
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+    ]
+    for node in assigns:
+        dtype = _refused_dtype(node.value, imports, rule, index)
+        if dtype:
+            made[node.targets[0].id] = (node.lineno, dtype)
+    filled = _lists_filled_with(scope, made)
+    for node in assigns:
+        joined = _joined_list(node.value, imports)
+        if joined in filled:
+            made[node.targets[0].id] = (node.lineno, filled[joined])
     return made
+
+
+def _lists_filled_with(scope: ast.AST, made: Dict[str, Tuple[int, str]]) -> Dict[str, str]:
+    """List name -> dtype for ``deltas.append(delta)`` of a name made in a refused dtype."""
+    return {
+        node.func.value.id: made[node.args[0].id][1]
+        for node in _own_nodes(scope)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "append"
+        and isinstance(node.func.value, ast.Name)
+        and len(node.args) == 1
+        and isinstance(node.args[0], ast.Name)
+        and node.args[0].id in made
+    }
+
+
+def _joined_list(value: ast.AST, imports) -> str:
+    """The list name of ``torch.stack(deltas)`` or ``torch.cat(deltas)``; '' for anything else."""
+    if not isinstance(value, ast.Call) or not value.args or not isinstance(value.args[0], ast.Name):
+        return ""
+    if qualify(dotted(value.func) or "", imports) not in ("torch.stack", "torch.cat"):
+        return ""
+    return value.args[0].id
 
 
 def _refused_dtype(value: ast.AST, imports, rule, index) -> str:

@@ -12,6 +12,8 @@ is no such tensor there.
         - {id: G2N174, collectives: [torch.distributed.all_reduce], dtypes: [torch.float64], tip: "..."}
 """
 
+import re
+
 from gpu2npu.rules.kind import RuleKind
 from gpu2npu.rules.kinds._common import check_names, last, listed_names
 from gpu2npu.rules.model import Field
@@ -35,6 +37,13 @@ class ReducedDtype(RuleKind):
 
     def compile(self, rule, index):
         index.reduced_dtypes.append(rule)
+
+    def triggers(self, rule):
+        """A collective and a refused dtype in the same file: no other rule may fire in a file that
+        makes its tensors on a device variable (stylegan2-ada's training_stats, in --mode auto)."""
+        collectives = "|".join(sorted({re.escape(last(name)) for name in rule["collectives"]}))
+        dtypes = "|".join(sorted({re.escape(last(name)) for name in [*rule["dtypes"], *rule["methods"]]}))
+        return {(rf"\b(?:{collectives})\b", rf"\b(?:{dtypes})\b")}
 
     def describe(self, rule):
         return f"report {', '.join(map(last, rule['collectives']))} of a {', '.join(rule['dtypes'])} tensor"
