@@ -912,6 +912,50 @@ def test_a_spectrogram_that_leaves_return_complex_to_torch_is_reported_from_torc
     assert (run.returncode, run.stdout) == (0, "(33, 26, 2) (33, 26, 2)\n"), run.stderr
 
 
+ACCELERATOR_SCRIPT = """import torch
+
+use_accel = torch.accelerator.is_available()
+device = torch.accelerator.current_accelerator() if use_accel else torch.device("cpu")
+with torch.serialization.safe_globals([dict]):
+    pass
+"""
+
+
+@pytest.mark.parametrize(
+    "version,expected,code",
+    [
+        (
+            "2.1.0",
+            [
+                ("3", "torch.accelerator.is_available", "G2N192"),
+                ("4", "torch.accelerator.current_accelerator", "G2N192"),
+                ("5", "torch.serialization.safe_globals", "G2N196"),
+            ],
+            1,
+        ),
+        (
+            "2.5.1",
+            [
+                ("3", "torch.accelerator.is_available", "G2N192"),
+                ("4", "torch.accelerator.current_accelerator", "G2N192"),
+            ],
+            1,
+        ),
+        ("2.6.0", [], 0),
+    ],
+)
+def test_a_name_the_target_torch_does_not_have_yet_is_an_error(tmp_path, version, expected, code):
+    """pytorch/examples' mnist calls torch.accelerator (torch 2.6) and word_language_model
+    torch.serialization.safe_globals (2.5): with -v 2.1.0 they were "unknown, not validated" and
+    check passed, while the program stops with an AttributeError on that torch."""
+    write(tmp_path / "proj" / "main.py", ACCELERATOR_SCRIPT)
+    result = run_cli("migrate", "-v", version, "-i", tmp_path / "proj", "-o", tmp_path / version)
+    assert result.returncode == 0, result.stderr
+    found = rows(tmp_path / version / "proj_msft" / "transplant_result_file" / "unsupported_api.csv")
+    assert [(row[1], row[3], row[-1].split(":")[-1]) for row in found[1:]] == expected
+    assert run_cli("check", "-v", version, tmp_path / "proj", "--no-cache").returncode == code
+
+
 CUDA_BUILD_GATES = """import torch
 from torch import version as tv
 

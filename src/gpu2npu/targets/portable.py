@@ -19,6 +19,7 @@ TARGET = Target(
         "every_mode/cuda_only.yaml",
         "every_mode/cuda_extensions.yaml",
         "every_mode/newer_torch.yaml",
+        "every_mode/older_torch.yaml",
         "every_mode/cuda_build.yaml",
         "every_mode/optimizers.yaml",
         "every_mode/collectives.yaml",
