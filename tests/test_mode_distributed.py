@@ -1596,3 +1596,48 @@ def test_a_local_rank_option_takes_its_default_from_torchrun(tmp_path, declared,
     option = "--local-rank" if "'--local-rank', type" in declared else "--local_rank"
     expected = [] if changed else [["6", "6", f" {option}", "unsupported"]]
     assert [row[:3] + row[4:] for row in reported(main, "G2N744")] == expected
+
+
+GLOW = """import torch
+
+
+def train(model, optimizer, loader):
+    for i, image in enumerate(loader):
+        if i == 0:
+            with torch.no_grad():
+                model.module(image.cuda())
+            continue
+        loss = model(image.cuda()).mean()
+        loss.backward()
+        optimizer.step()
+
+
+if __name__ == '__main__':
+    model_single = torch.nn.Linear(2, 2)
+    model = torch.nn.DataParallel(model_single).cuda()
+    optimizer = torch.optim.Adam(model.parameters())
+    loader = torch.utils.data.DataLoader(torch.ones(8, 2), batch_size=2)
+    for epoch in range(2):
+        train(model, optimizer, loader)
+"""
+
+
+def test_a_forward_through_module_after_the_wrap_is_reported(tmp_path):
+    """glow initialises its ActNorm layers with model.module(...) on the first batch, written for
+    DataParallel (the whole batch, one copy). Under DistributedDataParallel each process ran it on
+    its own shard and the parameters differed between the ranks from then on (the helper's 2-rank
+    stand-in run), with no row. The call is kept and reported with the broadcast that fixes it."""
+    result, main = one_script(tmp_path, GLOW)
+    assert result.returncode == 0, result.stderr
+    assert "                model.module(image.npu())\n" in main.read_text()
+    found = [row for row in reported(main) if row[2] == "model.module"]
+    assert [row[:3] + [row[3][:60], row[4]] for row in found] == [
+        [
+            "8",
+            "8",
+            "model.module",
+            "model.module(...) runs the model around DistributedDataParal",
+            "supported_with_limits",
+        ]
+    ]
+    assert "torch.distributed.broadcast(t, 0)" in found[0][3]

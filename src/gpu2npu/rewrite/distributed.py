@@ -794,9 +794,19 @@ class _Distribute(cst.CSTTransformer):
             return None
         return bool(lines) and all(line > self.scan.anchor_line for line in lines)
 
+    def _calls_through_module(self, call: cst.Call) -> bool:
+        """``model.module(x)``: only a wrapper has ``.module``, so the call runs after the wrap,
+        around it (glow's first-batch initialisation, written for DataParallel)."""
+        return _code(call.func) == f"{self.target}.module"
+
     # -- data loaders --------------------------------------------------------------------------
 
     def leave_Call(self, original_node, updated_node):
+        if self.plan.wrapper and self.scan.anchor is not None and self._calls_through_module(original_node):
+            text = model_tip(self.plan, "module_call", self.target)
+            self._keep(
+                original_node, f"{self.target}.module", self.plan.wrapper_rule, "module_call", True, text
+            )
         names = {q.name for q in self.get_metadata(QualifiedNameProvider, original_node.func, set())}
         if names & self.plan.loaders and self.plan.sampler:
             return updated_node if self.wrap_only else self._shard(original_node, updated_node)

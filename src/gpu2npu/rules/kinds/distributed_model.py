@@ -34,7 +34,7 @@ from gpu2npu.rules.kinds._common import (
 )
 from gpu2npu.rules.model import Field
 
-TIPS = ("already", "no_move", "inferred", "unwrapped", "function", "rebound", "returned")
+TIPS = ("already", "no_move", "inferred", "unwrapped", "function", "rebound", "returned", "module_call")
 
 
 class DistributedModel(RuleKind):
