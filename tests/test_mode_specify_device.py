@@ -260,6 +260,12 @@ def selection(text: str) -> str:
     return "always" if "\ntorch_npu.npu.set_device(DEVICE_ID)\n" in text else "no"
 
 
+def selections(tmp_path, files):
+    """The -s copy of the project of ``files`` and how each of its modules selects DEVICE_ID."""
+    _, out = migrated_project(tmp_path, files)
+    return out, {name: selection((out / name).read_text()) for name in files}
+
+
 def test_a_script_selecting_its_device_itself_and_a_library_are_not_given_a_device_at_import(tmp_path):
     """A device selected at import comes before FastChat's ``--gpus`` (the visible devices set in
     main, void then) and claims card DEVICE_ID in every torchrun worker before its own
@@ -268,8 +274,7 @@ def test_a_script_selecting_its_device_itself_and_a_library_are_not_given_a_devi
     ``DEVICE_ID=1 python train.py`` took card 0); a script that does not select its device still
     selects DEVICE_ID, and so does one that hides every card for a CPU run (EfficientDet's
     ``CUDA_VISIBLE_DEVICES = '-1'`` where ``num_gpus == 0``): that selects no card."""
-    source, out = migrated_project(tmp_path, SELECTING_ITSELF)
-    selects = {name: selection((out / name).read_text()) for name in SELECTING_ITSELF}
+    out, selects = selections(tmp_path, SELECTING_ITSELF)
     assert selects == {
         "serve.py": "no",
         "worker.py": "where set",
@@ -336,8 +341,7 @@ def test_a_script_whose_framework_selects_its_device_selects_device_id_only_wher
     of ``accelerate launch`` its own card; deepspeed.initialize does the same. A device selected at
     import first claimed card DEVICE_ID in every worker. Such a script, itself or through a
     function of a module it calls, selects DEVICE_ID only where the environment sets it."""
-    source, out = migrated_project(tmp_path, FRAMEWORK_SELECTING)
-    selects = {name: selection((out / name).read_text()) for name in FRAMEWORK_SELECTING}
+    out, selects = selections(tmp_path, FRAMEWORK_SELECTING)
     assert selects == {
         "train_vit.py": "where set",
         "train_ds.py": "where set",
