@@ -802,7 +802,11 @@ class _Distribute(cst.CSTTransformer):
     # -- data loaders --------------------------------------------------------------------------
 
     def leave_Call(self, original_node, updated_node):
-        if self.plan.wrapper and self.scan.anchor is not None and self._calls_through_module(original_node):
+        if (
+            "module_call" in self.plan.tips
+            and self.scan.anchor is not None
+            and self._calls_through_module(original_node)
+        ):
             text = model_tip(self.plan, "module_call", self.target)
             self._keep(
                 original_node, f"{self.target}.module", self.plan.wrapper_rule, "module_call", True, text

@@ -34,7 +34,10 @@ from gpu2npu.rules.kinds._common import (
 )
 from gpu2npu.rules.model import Field
 
-TIPS = ("already", "no_move", "inferred", "unwrapped", "function", "rebound", "returned", "module_call")
+TIPS = ("already", "no_move", "inferred", "unwrapped", "function", "rebound", "returned")
+# situations a rule file may give a tip for; without one, the situation gets no row (rule files
+# written before it stay valid)
+OPTIONAL_TIPS = ("module_call",)
 
 
 class DistributedModel(RuleKind):
@@ -48,7 +51,11 @@ class DistributedModel(RuleKind):
         ),
         "replaces": Field(list, default=[], help="wrappers of the model the wrap takes the place of"),
         "move": Field(str, default="", help="the model moved to the device, {model} standing for it"),
-        "tips": Field(dict, required=True, help="what to do: " + ", ".join(TIPS)),
+        "tips": Field(
+            dict,
+            required=True,
+            help="what to do: " + ", ".join(TIPS) + "; optional: " + ", ".join(OPTIONAL_TIPS),
+        ),
     }
     text_only = True
 
@@ -84,7 +91,7 @@ class DistributedModel(RuleKind):
 
 def _placeholder_problem(tips: dict):
     """A problem message unless every tip names no placeholder but ``{model}`` and ``{setup}``."""
-    for situation in TIPS:
+    for situation in TIPS + tuple(name for name in OPTIONAL_TIPS if name in tips):
         try:
             tips[situation].format(model="m", setup="s")
         except (KeyError, IndexError, ValueError, AttributeError):
