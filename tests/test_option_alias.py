@@ -10,13 +10,15 @@ from test_standin import plain_env, require_torch, run_program
 
 PARSER = """\
 import argparse
+import sys
 
 import torch
 
 parser = argparse.ArgumentParser("pre-training")
 parser.add_argument('--local_rank', default=-1, type=int)
 args = parser.parse_args()
-print("rank", args.local_rank, torch.device("cuda").type)
+# one write: the two ranks share the launcher's unbuffered stdout (print's pieces interleaved)
+sys.stdout.write("rank %d %s\\n" % (args.local_rank, torch.device("cuda").type))
 """
 LAUNCH = "python -m torch.distributed.launch --nproc_per_node=2 --master_port 29533 run_pretraining.py\n"
 
