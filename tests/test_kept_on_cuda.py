@@ -1001,3 +1001,98 @@ def test_the_gate_the_row_names_takes_the_branch_without_cuda_on_the_stand_in(tm
     migrated = tmp_path / "out" / "proj_msft"
     run = run_cli("run", "--", sys.executable, "train.py", cwd=migrated)
     assert (run.returncode, run.stdout) == (0, "None None\nFalse plain True\n"), run.stderr
+
+
+DCGAN_FORWARD = """\
+import torch
+import torch.nn as nn
+from torch.nn.parallel import data_parallel
+
+
+class Generator(nn.Module):
+    def __init__(self, ngpu):
+        super().__init__()
+        self.ngpu = ngpu
+        self.main = nn.Linear(2, 2)
+
+    def forward(self, input):
+        if input.is_cuda and self.ngpu > 1:
+            output = nn.parallel.data_parallel(self.main, input, range(self.ngpu))
+        else:
+            output = self.main(input)
+        if torch.cuda.is_available() and self.ngpu > 1:
+            output = data_parallel(self.main, output, range(self.ngpu))
+        return output
+
+
+def spread(net, x):
+    return nn.parallel.data_parallel(net, x.cuda())
+"""
+DATA_PARALLEL_TIP = (
+    "torch.nn.parallel.data_parallel (functional DataParallel) is not supported on the NPU in any torch "
+    "version: call the module itself (module(input)) on the one NPU, or migrate with the distributed mode "
+    "(DistributedDataParallel, one process per NPU); a CUDA test before it is kept, so the NPU takes the "
+    "other branch"
+)
+GUARDED_TIP = (
+    "kept on CUDA: it runs only where the CUDA test before it is true, which it is not on NPU, so the NPU "
+    "skips it as any machine without CUDA does; port it where the NPU needs what it does"
+)
+
+
+@pytest.mark.parametrize("target", ["npu", "portable"])
+def test_a_cuda_test_before_functional_data_parallel_stays_a_cuda_test(tmp_path, target):
+    """dcgan (pytorch/examples): ``if input.is_cuda and self.ngpu > 1: data_parallel(...)`` as
+    ``is_npu`` sent NPU tensors into the functional DataParallel, which the NPU does not support,
+    where the original took ``self.main(input)``; the test stays a CUDA test, the call behind it is
+    a limit, and a call no CUDA test guards is an error."""
+    write(tmp_path / "dc" / "main.py", DCGAN_FORWARD)
+    result = run_cli("migrate", "-i", tmp_path / "dc", "-o", tmp_path / "out", "--target", target)
+    assert result.returncode == 0, result.stderr
+    out = tmp_path / "out" / "dc_msft"
+    migrated = (out / "main.py").read_text()
+    if target == "npu":
+        assert migrated == DCGAN_FORWARD.replace(
+            "import torch\n", "import torch\nimport torch_npu\n", 1
+        ).replace("x.cuda()", "x.npu()")
+    else:
+        assert "if input.is_cuda and self.ngpu > 1:" in migrated
+        assert "if torch.cuda.is_available() and self.ngpu > 1:" in migrated
+    kept = [row[:5] + row[-3:] for row in rows(out / "transplant_result_file" / "unsupported_api.csv")]
+    data_parallel = [row for row in kept if "data_parallel" in row[3]]
+    assert data_parallel == [
+        [
+            "main.py",
+            "14",
+            "14",
+            "torch.nn.parallel.data_parallel",
+            GUARDED_TIP,
+            "supported_with_limits",
+            "listed",
+            "rules:G2N198",
+        ],
+        [
+            "main.py",
+            "18",
+            "18",
+            "torch.nn.parallel.data_parallel",
+            GUARDED_TIP,
+            "supported_with_limits",
+            "listed",
+            "rules:G2N198",
+        ],
+        [
+            "main.py",
+            "23",
+            "23",
+            "torch.nn.parallel.data_parallel",
+            DATA_PARALLEL_TIP,
+            "unsupported",
+            "listed",
+            "rules:G2N198",
+        ],
+    ]
+    assert [row[:4] for row in kept if row[-1] == "rules:G2N090"] == [
+        ["main.py", "13", "13", "torch.Tensor.is_cuda"],
+        ["main.py", "17", "17", "torch.cuda.is_available"],
+    ]

@@ -336,8 +336,9 @@ def _skipped_calls(
     """The calls kept on CUDA (no NPU counterpart, or a read the NPU cannot give) that run only
     where a kept test says CUDA: the NPU never makes them, so they work there as they are
     (``if torch.cuda.is_available(): cap = torch.cuda.get_device_capability()``)."""
+    torch_cuda_only = index.cuda_only_torch_names()
     for node in (child for part in skipped for child in ast.walk(part)):
-        if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+        if not isinstance(node, ast.Call) or not isinstance(node.func, (ast.Attribute, ast.Name)):
             continue
         name = qualify(dotted(node.func) or "", imports)
         line = node.func.lineno
@@ -345,6 +346,8 @@ def _skipped_calls(
             rule_id = index.kept_reads[name][1]
         elif name.startswith("torch.") and index.stays_on_cuda(name):
             rule_id = index.resolve_name(name).rule_id
+        elif name.startswith("torch.") and name in torch_cuda_only:
+            rule_id = torch_cuda_only[name]
         else:
             continue
         yield Kept(line, name, node.func.end_lineno or line, name, rule_id, works=True, tip=tip)
@@ -531,6 +534,7 @@ class CudaOnly:
         self.index = index
         self.modules = modules
         self.kept_calls = kept_calls
+        self.torch_names = index.cuda_only_torch_names()
         self.local: Set[str] = set()  # module-level names bound to CUDA-only code
         self.attributes: Set[str] = set()  # self.<name> set to a value only behind kept CUDA tests
         self._bind_locals(tree)
@@ -573,7 +577,7 @@ class CudaOnly:
         if self.attributes and any(within(name, attribute) for attribute in self.attributes):
             return True
         qualified = qualify(name, self.imports)
-        if any(within(qualified, module) for module in self.modules):
+        if any(within(qualified, module) for module in self.modules) or qualified in self.torch_names:
             return True
         if (node.lineno, qualified) in self.kept_calls:
             return True

@@ -417,9 +417,19 @@ class RuleIndex:
         return None
 
     def cuda_only_modules(self) -> Set[str]:
-        """Libraries the status rules say run only on CUDA."""
+        """Libraries the status rules say run only on CUDA (with everything under them)."""
+        return {api for api in self._cuda_only() if not api.startswith("torch.")}
+
+    def cuda_only_torch_names(self) -> Dict[str, str]:
+        """The torch names the status rules say run only on CUDA, by rule id: only these names
+        (``torch.nn.parallel.data_parallel`` the function, not the module's DataParallel)."""
+        return {api: rule_id for api, rule_id in self._cuda_only().items() if api.startswith("torch.")}
+
+    def _cuda_only(self) -> Dict[str, str]:
         return {
-            api for api, overrides in self.status_overrides.items() if any(o.cuda_only for o in overrides)
+            api: next(o.rule_id for o in overrides if o.cuda_only)
+            for api, overrides in self.status_overrides.items()
+            if any(o.cuda_only for o in overrides)
         }
 
     def stays_on_cuda(self, qualified: str) -> bool:
