@@ -1096,3 +1096,40 @@ def test_a_cuda_test_before_functional_data_parallel_stays_a_cuda_test(tmp_path,
         ["main.py", "13", "13", "torch.Tensor.is_cuda"],
         ["main.py", "17", "17", "torch.cuda.is_available"],
     ]
+
+
+BEHIND_THE_BUILD_GATE = """\
+import torch
+import torch.distributed as dist
+from torch.cuda import nccl
+
+
+def bf16_ready():
+    return torch.version.cuda and dist.is_nccl_available() and nccl.version() >= (2, 10)
+
+
+def capability():
+    if torch.version.cuda:
+        return torch.cuda.get_device_capability()
+    return nccl.version()
+"""
+
+
+def test_a_call_kept_on_cuda_behind_torch_version_cuda_is_a_limit(tmp_path):
+    """pytorch/examples' FSDP ``bf16_ready = torch.version.cuda and ... and nccl.version() >=
+    (2, 10)``: the chain stops at torch.version.cuda (None on the NPU host), so nccl.version() is
+    never called there; ``check`` failed on it as an error. The same call where no such test
+    guards it stays an error."""
+    write(tmp_path / "proj" / "env.py", BEHIND_THE_BUILD_GATE)
+    result = run_cli("check", tmp_path / "proj", "--format", "json")
+    findings = [
+        (f["line"], f["api"], f["severity"], f["rule"])
+        for f in json.loads(result.stdout)["findings"]
+        if "nccl" in f["api"] or "capability" in f["api"]
+    ]
+    assert findings == [
+        (7, "torch.cuda.nccl.version", "warning", "G2N200"),
+        (12, "torch.cuda.get_device_capability", "warning", "G2N296"),
+        (13, "torch.cuda.nccl.version", "error", "G2N200"),
+    ]
+    assert result.returncode == 1

@@ -67,10 +67,12 @@ def kept_guards(
     rule_id = next(iter(index.guard_tests.values()), "")
     rule = index.rules_by_id.get(rule_id, {})
     rewritten = literal_rewritten(index)
-    aliases = _test_aliases(tree, imports, index.guard_tests)
+    # a build gate (torch.version.cuda) is a CUDA test that needs no keeping: nothing rewrites it
+    all_tests = {**index.guard_tests, **dict.fromkeys(index.build_gates, rule_id)}
+    aliases = _test_aliases(tree, imports, all_tests)
     branchings = []
     for node, after in _branchings(tree):
-        tests = list(_guard_tests(node.test, imports, index.guard_tests))
+        tests = list(_guard_tests(node.test, imports, all_tests))
         devices = _device_literals(node.test, rewritten)
         named = aliases.get(id(node), {})
         read = [named[n.id] for n in ast.walk(node.test) if isinstance(n, ast.Name) and n.id in named]
@@ -89,7 +91,7 @@ def kept_guards(
             if id(node) not in kept_nodes and any(cuda_only.used_in(part) for part in [node, *after]):
                 kept_nodes.add(id(node))
                 named = {name: alias.test for name, alias in aliases.get(id(node), {}).items()}
-                table = (index.guard_tests, named)
+                table = (all_tests, named)
                 path = _cuda_path(node, after, imports, table, rewritten)
                 polarity = _polarity(node.test, imports, table, rewritten)
                 sided = polarity in (1, -1)
@@ -109,8 +111,11 @@ def kept_guards(
             break
     for alias in chosen:  # kept only where nothing else reads the name (use_cuda picking a device)
         if alias.reads <= kept_reads:
-            found.update(_guard_tests(alias.test, imports, index.guard_tests))
-    found.update(_short_circuit_tests(tree, imports, index.guard_tests, cuda_only, rewritten))
+            found.update(_guard_tests(alias.test, imports, all_tests))
+    for tests, later in _short_circuits(tree, imports, all_tests, cuda_only, rewritten):
+        found.update(tests)
+        skipped += later
+    found = {kept for kept in found if kept.key not in index.build_gates}
     found = _strictest(found) | set(
         _skipped_calls(skipped, imports, index, kept_calls, rule.get("guarded_tip", ""))
     )
@@ -237,10 +242,13 @@ def _polarity(test: ast.AST, imports, table, rewritten) -> Optional[int]:
     return None
 
 
-def _short_circuit_tests(tree: ast.AST, imports, table, cuda_only, rewritten) -> Iterator[Kept]:
+def _short_circuits(
+    tree: ast.AST, imports, table, cuda_only, rewritten
+) -> Iterator[Tuple[List[Kept], List[ast.AST]]]:
     """The CUDA tests of ``and``/``or`` chains whose later operands run only where the test says
     CUDA and use CUDA-only code (x-transformers' ``skipif(not torch.cuda.is_available() or
-    torch.cuda.get_device_capability()[0] < 8)``, a decorator, no branching statement)."""
+    torch.cuda.get_device_capability()[0] < 8)``, a decorator, no branching statement), with those
+    operands (the NPU never runs them)."""
     for node in module_nodes(tree):
         if not isinstance(node, ast.BoolOp):
             continue
@@ -248,8 +256,9 @@ def _short_circuit_tests(tree: ast.AST, imports, table, cuda_only, rewritten) ->
         for position, value in enumerate(node.values[:-1]):
             if _polarity(value, imports, (table, {}), rewritten) != on_cuda:
                 continue
-            if any(cuda_only.used_in(later) for later in node.values[position + 1 :]):
-                yield from _guard_tests(value, imports, table)
+            later = node.values[position + 1 :]
+            if any(cuda_only.used_in(operand) for operand in later):
+                yield list(_guard_tests(value, imports, table)), later
 
 
 def _moves_to_npu(path: List[ast.AST], rewritten) -> bool:
@@ -513,6 +522,9 @@ def _guard_tests(
                 yield Kept(
                     node.func.lineno, name, node.func.end_lineno or node.func.lineno, name, table[name]
                 )
+        elif isinstance(node, ast.Attribute) and qualify(dotted(node) or "", imports) in table:
+            name = qualify(dotted(node) or "", imports)  # a name read as it is (torch.version.cuda)
+            yield Kept(node.lineno, name, node.end_lineno or node.lineno, name, table[name])
         elif isinstance(node, ast.Attribute) and ANY_RECEIVER + node.attr in table:
             test_key = ANY_RECEIVER + node.attr
             line = node.end_lineno or node.lineno

@@ -38,9 +38,13 @@ def file_kept(
     if any(_mentions(data, name) for name in index.kept_reads):
         imports = file_imports(tree)
         kept += kept_reads(tree, imports, index.kept_reads)
-    if any(_mentions(data, test) for test in index.guard_tests) or (
-        index.guard_tests and b".type" in data and b"cuda" in data
-    ):  # x.device.type == 'cuda' is a CUDA test too
+    if (
+        any(_mentions(data, test) for test in index.guard_tests)
+        or any(".".join(gate.split(".")[-2:]).encode() in data for gate in index.build_gates)
+        or (
+            index.guard_tests and b".type" in data and b"cuda" in data
+        )  # x.device.type == 'cuda' is a CUDA test too
+    ):
         imports = imports if imports is not None else file_imports(tree)
         calls = frozenset((k.line, k.key) for k in kept)
         guarded = kept_guards(tree, imports, index, cuda_modules, calls)

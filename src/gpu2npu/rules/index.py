@@ -311,6 +311,8 @@ class RuleIndex:
     # imported function -> rule id: the import goes where that rule's rewrites leave it unused
     droppable_imports: Dict[str, str] = field(default_factory=dict)
     guard_tests: Dict[str, str] = field(default_factory=dict)  # CUDA test (name or "*.attr") -> rule id
+    # names false on every NPU host that nothing rewrites (torch.version.cuda): CUDA tests as they are
+    build_gates: Set[str] = field(default_factory=set)
     kept_reads: Dict[str, Tuple[FrozenSet[str], str]] = field(
         default_factory=dict
     )  # call -> (reads, rule id)

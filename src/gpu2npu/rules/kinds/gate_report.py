@@ -29,6 +29,7 @@ class GateReport(RuleKind):
 
     def compile(self, rule, index):
         index.file_rules.setdefault(self.name, []).append(rule)  # read by the Python kind's reports
+        index.build_gates.add(rule["name"])  # a CUDA test for the code behind it (KeepGuardRule)
 
     def describe(self, rule):
         return f"report {rule['name']} where it decides a branch"
