@@ -1641,3 +1641,29 @@ def test_a_forward_through_module_after_the_wrap_is_reported(tmp_path):
         ]
     ]
     assert "torch.distributed.broadcast(t, 0)" in found[0][3]
+
+
+PADDED_PATHS = """import torch
+net = torch.nn.Linear(2, 2).cuda()
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+for i in range(2):
+    net(torch.ones(1, 2).cuda()).sum().backward()
+    opt.step()
+    torch.save(net.state_dict(), f"checkpoint/model_{str(i + 1).zfill(6)}.pt")
+    torch.save(opt.state_dict(), f"checkpoint/optim_{str(i + 1).rjust(6, '0')}.pt")
+"""
+
+
+def test_a_save_whose_path_pads_a_number_runs_on_rank_0(tmp_path):
+    """glow-pytorch names its checkpoints ``f"model_{str(i + 1).zfill(6)}.pt"``: the ``zfill``
+    call only formats, but the save stayed on every rank (N processes truncating one file)."""
+    source = tmp_path / "proj"
+    write(source / "train.py", PADDED_PATHS)
+    result, out = distributed(tmp_path, source=source)
+    assert result.returncode == 0, result.stderr
+    text = (out / "train.py").read_text()
+    assert (
+        "    if torch.distributed.get_rank() == 0:\n"
+        '        torch.save(net.module.state_dict(), f"checkpoint/model_{str(i + 1).zfill(6)}.pt")\n'
+        "        torch.save(opt.state_dict(), f\"checkpoint/optim_{str(i + 1).rjust(6, '0')}.pt\")\n"
+    ) in text
