@@ -872,7 +872,7 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         if edited is not None:
             return edited
         rename = self.index.attributes.get(updated_node.attr.value)
-        if rename is None or id(original_node) in self._callees:
+        if rename is None or id(original_node) in self._callees or self._assigned_here(original_node):
             return updated_node
         line = self._newlines + 1
         if (line, ANY_RECEIVER + updated_node.attr.value) in self._kept:
@@ -886,6 +886,12 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
             line,
         )
         return updated_node.with_changes(attr=cst.Name(rename.new))
+
+    def _assigned_here(self, node: cst.Attribute) -> bool:
+        """Whether the file assigns this attribute itself (timm's ``self.is_cuda = device.type ==
+        'cuda'`` beside its own ``self.is_npu``): the project's flag, not torch's, keeps its name."""
+        name = dotted_name(node)
+        return bool(name) and (name in self.facts.attributes or name in self.facts.opaque_attributes)
 
     # -- calls -----------------------------------------------------------------------------------
 
