@@ -712,3 +712,25 @@ def test_a_notebooks_entry_lines_go_after_its_leading_ipython_lines(tmp_path, mo
     assert result.returncode == 0, result.stderr
     migrated = json.loads((tmp_path / "out" / "nb_msft" / "train.ipynb").read_text())
     assert "".join(migrated["cells"][0]["source"]) == cell
+
+
+def test_a_notebook_that_imports_only_the_standard_library_is_no_entry(tmp_path):
+    """nanoGPT's transformer_sizing.ipynb imports only collections: auto mode put
+    ``import torch_npu`` in its first cell, so it failed where torch_npu is not installed. A
+    notebook that reaches torch through a project module, or imports a library that may, still is
+    an entry."""
+    source = tmp_path / "nb"
+    sizing = notebook("from collections import OrderedDict", "print(OrderedDict(a=12 * 768**2))")
+    write(source / "sizing.ipynb", sizing)
+    write(source / "plots.ipynb", notebook("import numpy as np\nprint(np.ones(2))"))
+    write(source / "model.py", "import torch\n\n\ndef build():\n    return torch.nn.Linear(2, 2).cuda()\n")
+    write(source / "helpers.py", "from model import build\n")
+    write(source / "use.ipynb", notebook("from helpers import build", "net = build()"))
+    write(source / "lib.ipynb", notebook("import timm\nnet = timm.create_model('resnet18')"))
+    result = run_cli("migrate", "-i", source, "-o", tmp_path / "out", "--mode", "auto")
+    assert result.returncode == 0, result.stderr
+    out = tmp_path / "out" / "nb_msft"
+    assert (out / "sizing.ipynb").read_bytes() == sizing
+    changes = rows(out / "transplant_result_file" / "change_list.csv")
+    entries = sorted({row[0] for row in changes if row[5] == "G2N700"})
+    assert entries == ["lib.ipynb", "use.ipynb"]

@@ -5,6 +5,7 @@ builds. One read of each Python file; only the files that can tell something are
 from __future__ import annotations
 
 import ast
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -122,7 +123,7 @@ def scan_project(
     facts.cuda_only_files = frozenset(cuda_only_files)
     facts.reexports = reexports
     facts.entries = chosen_entries or _entry_scripts(starting, facts, imports) | (
-        _notebooks(plan) if find_entries else frozenset()
+        _notebooks(plan, imports) if find_entries else frozenset()
     )
     if device_name is not None:
         facts.package_modules = _package_modules(plan)
@@ -332,10 +333,28 @@ def _calls_on_a_module(data: bytes, method: str) -> bool:
     )
 
 
-def _notebooks(plan: Plan) -> FrozenSet[str]:
+def _notebooks(plan: Plan, imports: Dict[str, FileScan]) -> FrozenSet[str]:
     """Notebooks start a program of their own: the modes that insert into entry scripts insert
-    into their first code cells too."""
-    return frozenset(e.rel for e in plan.entries if e.file_kind == Notebook.name)
+    into their first code cells too, unless the cells import only the standard library, themselves
+    and through the project's modules (nanoGPT's transformer_sizing.ipynb: arithmetic)."""
+    reaching = _TorchReach(imports)
+    return frozenset(
+        e.rel
+        for e in plan.entries
+        if e.file_kind == Notebook.name
+        and reaching.groups_may_use_torch(project_imports(e.rel, _notebook_code(plan.root / e.rel)))
+    )
+
+
+def _notebook_code(path: Path) -> bytes:
+    """The code cells of a notebook, one after the other; ``import torch`` where it cannot be read
+    (the answer errs towards an entry)."""
+    try:
+        cells = json.loads(path.read_bytes())["cells"]
+        code = ["".join(cell["source"]) for cell in cells if cell.get("cell_type") == "code"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return b"import torch\n"
+    return "\n".join(code).encode("utf-8", "replace")
 
 
 def _package_modules(plan: Plan) -> FrozenSet[str]:
@@ -376,6 +395,14 @@ class _TorchReach:
 
     def may_use_torch(self, rel: str) -> bool:
         return any(not found for found in self._walk(rel))
+
+    def groups_may_use_torch(self, groups: Tuple[Tuple[str, ...], ...]) -> bool:
+        """As may_use_torch, for the import groups of code that is no project file (a notebook)."""
+        for group in groups:
+            found = [path for path in group if path in self.imports or path in self.folders]
+            if not found or any(path in self.imports and self.may_use_torch(path) for path in found):
+                return True
+        return False
 
     def imports_torch_through_the_project(self, rel: str) -> bool:
         """Whether a project module that ``rel`` reaches (not ``rel`` itself) imports torch."""
