@@ -217,6 +217,11 @@ def test_devices_named_from_a_rank_or_split_over_cards_are_kept_and_reported(tmp
     )
     result, out = migrate_s(tmp_path, "-s", source=source)
     assert result.returncode == 0, result.stderr
+    assert result.stderr.splitlines()[-1] == (  # imagen-pytorch: a library, no script starts it
+        f"gpu2npu: warning: no entry script found in '{source}', so no file takes its device from "
+        "DEVICE_ID (every process would use card 0); name the script that starts the training with "
+        "--entry FILE"
+    )
     assert "torch.npu.set_device(device)\n" in (out / "ranked.py").read_text()
     assert "'npu:0'" in (out / "split.py").read_text() and "'npu:1'" in (out / "split.py").read_text()
     assert (out / "tools" / "count.py").read_text() == (source / "tools" / "count.py").read_text()  # no torch

@@ -173,6 +173,12 @@ def start_project(options: ProjectOptions, name: str, extra: Optional[RuleSet] =
             "if __name__ == '__main__': or with a module-level main() call that no other file imports)",
             "name the script that starts the training with --entry FILE",
         )
+    if index.device_block is not None and not scan.facts.entries and options.input.is_dir():
+        warn(
+            f"no entry script found in '{options.input}', so no file takes its device from DEVICE_ID "
+            "(every process would use card 0)",
+            "name the script that starts the training with --entry FILE",
+        )
     run = ProjectRun(options, index, plan, name, scan, cache=cache, model_rows=model_rows)
     run.distributes_itself = itself
     if style.launcher and options.input.is_dir():
