@@ -129,6 +129,30 @@ def test_table_format():
         ("torch.nn.AdaptiveMaxPool2d", "2.8.0", ("supported_with_limits", "listed", "docs@2.8.0~aten@2.8.0")),
         ("torch.nn.MaxPool2d", "2.1.0", ("supported_with_limits", "listed", "msprobe@2.1.0~aten@2.1.0")),
         ("torch.nn.Transformer", "2.8.0", ("supported_with_limits", "listed", "docs@2.8.0~msprobe@2.8.0")),
+        # kb/api_operators.csv: an API named apart from its operators (nanoGPT's clip_grad_norm_ made
+        # `check -v 2.1.0` fail), a container whose one operator of its own is its LayerNorm (timm)
+        (
+            "torch.nn.utils.clip_grad_norm_",
+            "2.1.0",
+            ("supported_with_limits", "listed", "msprobe@2.1.0~aten@2.1.0"),
+        ),
+        (
+            "torch.nn.functional.grid_sample",
+            "2.1.0",
+            ("supported_with_limits", "listed", "msprobe@2.1.0~aten@2.1.0"),
+        ),
+        (
+            "torch.nn.TransformerDecoder",
+            "2.8.0",
+            ("supported_with_limits", "listed", "docs@2.8.0~aten@2.8.0"),
+        ),
+        # ... and all of them must have kernels: torch_npu 2.2.0 has none for _native_multi_head_attention
+        (
+            "torch.nn.MultiheadAttention",
+            "2.1.0",
+            ("supported_with_limits", "listed", "msprobe@2.1.0~aten@2.1.0"),
+        ),
+        ("torch.nn.MultiheadAttention", "2.2.0", ("unsupported", "inferred", "msprobe@2.1.0+docs@2.6.0")),
         # the 2023 list and msprobe 2.1.0 disagree on the SDP switches
         (
             "torch.backends.cuda.sdp_kernel",

@@ -33,7 +33,7 @@ import io
 import json
 import re
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Set, Tuple
@@ -104,6 +104,7 @@ class Facts:
     intercepted: Dict[str, Set[str]]  # version -> apis torch_npu makes raise
     kernels: Dict[str, Set[str]]  # ATen base name -> versions with an NPU kernel
     fallbacks: Dict[Tuple[str, str], Set[str]]  # (version, ATen base name) -> {tocpu, unsupported}
+    operators: Dict[str, Tuple[str, ...]] = field(default_factory=dict)  # api -> its ATen operators
     listed_versions: Tuple[str, ...] = ()  # target versions with an API list of their own
 
     def names(self) -> List[str]:
@@ -174,6 +175,7 @@ def load_facts() -> Facts:
         intercepted=intercepted_apis(),
         kernels=kernel_versions(),
         fallbacks=fallback_kinds(),
+        operators={row["api"]: tuple(row["operators"].split()) for row in read_csv("api_operators.csv")},
         listed_versions=versions_with_a_list(docs, msprobe),
     )
 
@@ -269,16 +271,20 @@ def fallback_verdict(facts: Facts, api: str, version: str) -> Optional[Verdict]:
     return (agreeing(answers[0], evidence) if evidence else None) or UNKNOWN_VERDICT
 
 
-def kernel_operator(api: str) -> Optional[str]:
-    """The ATen operator of a function (operator_name), or of a module named after its
-    functional form: torch.nn.AdaptiveMaxPool2d -> adaptive_max_pool2d."""
+def kernel_operators(facts: Facts, api: str) -> Tuple[str, ...]:
+    """The ATen operators an API runs on the device: those kb/api_operators.csv names (a name
+    that is not its operator's: grid_sample runs grid_sampler_2d), else the operator of a function
+    (operator_name), or of a module named after its functional form: torch.nn.AdaptiveMaxPool2d
+    -> adaptive_max_pool2d."""
+    if api in facts.operators:
+        return facts.operators[api]
     operator = operator_name(api)
     if operator is not None or not api.startswith(MODULE_PREFIX):
-        return operator
+        return (operator,) if operator is not None else ()
     name = api[len(MODULE_PREFIX) :]
     if not name[:1].isupper() or "." in name:
-        return None
-    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
+        return ()
+    return (re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower(),)
 
 
 def against_kernels(facts: Facts, api: str, version: str, verdict: Verdict) -> Verdict:
@@ -287,8 +293,8 @@ def against_kernels(facts: Facts, api: str, version: str, verdict: Verdict) -> V
     makes raise stays unsupported."""
     if verdict.status != UNSUPPORTED or lead_fact(verdict).startswith("intercept@"):
         return verdict
-    operator = kernel_operator(api)
-    if operator is None or version not in facts.kernels.get(operator, ()):
+    operators = kernel_operators(facts, api)
+    if not operators or any(version not in facts.kernels.get(op, ()) for op in operators):
         return verdict
     return Verdict(LIMITED, verdict.confidence, f"{verdict.source}~aten@{version}")
 
