@@ -339,12 +339,14 @@ def test_imports_of_cuda_only_libraries_are_each_a_row(tmp_path):
 LIBRARIES_OF_A_TRAINER = (
     "import torch\nimport horovod.torch as hvd\n"
     "from deepspeed.ops.sparse_attention import SparseSelfAttention\n"
-    "from apex.optimizers import FusedAdam, FusedLAMB\nfrom timm.data import Mixup\n\n"
+    "from apex.optimizers import FusedAdam, FusedLAMB\nfrom timm.data import Mixup\n"
+    "from tutel import moe as tutel_moe\nfrom cuml.linear_model import LogisticRegression\n\n"
     "if __name__ == '__main__':\n"
     "    net = torch.nn.Linear(2, 2).cuda()\n"
     "    opt = hvd.DistributedOptimizer(FusedAdam(net.parameters(), lr=1e-3))\n"
     "    lamb = FusedLAMB(net.parameters())\n"
     "    mixup_fn = Mixup(mixup_alpha=0.8)\n"
+    "    moe = tutel_moe.moe_layer(gate_type={'type': 'top', 'k': 2})\n"
 )
 
 
@@ -352,11 +354,13 @@ LIBRARY_ROWS = [
     ("2", "horovod.torch", "rules:G2N188"),
     ("3", "deepspeed.ops.sparse_attention", "rules:G2N189"),
     ("4", "apex.optimizers", "rules:G2N054"),
+    ("6", "tutel", "rules:G2N199"),  # Swin-Transformer's MoE (CUDA or CPU dispatch kernels)
+    ("7", "cuml.linear_model", "rules:G2N984"),  # dinov2's log regression (RAPIDS)
 ]
-FUSED_ADAM_ROW = ("9", "apex.optimizers.FusedAdam", "rules:G2N190")
+FUSED_ADAM_ROW = ("11", "apex.optimizers.FusedAdam", "rules:G2N190")
 LAMB_AND_MIXUP_ROWS = [
-    ("10", "apex.optimizers.FusedLAMB", "rules:G2N190"),
-    ("11", "timm.data.Mixup", "rules:G2N191"),
+    ("12", "apex.optimizers.FusedLAMB", "rules:G2N190"),
+    ("13", "timm.data.Mixup", "rules:G2N191"),
 ]
 
 
@@ -366,8 +370,9 @@ LAMB_AND_MIXUP_ROWS = [
         ((), LIBRARY_ROWS + [FUSED_ADAM_ROW] + LAMB_AND_MIXUP_ROWS),
         # --optimize replaces FusedAdam: its row goes with it; FusedLAMB has no NPU counterpart
         (("--optimize=all",), LIBRARY_ROWS + LAMB_AND_MIXUP_ROWS),
-        # the patcher builds none of them either; sparse attention is no Ascend adaptation (G2N707)
-        (("--mode", "auto"), LIBRARY_ROWS + [FUSED_ADAM_ROW] + LAMB_AND_MIXUP_ROWS),
+        # the patcher builds none of them either; sparse attention is no Ascend adaptation (G2N707);
+        # the patcher sends Mixup's torch.full(..., device='cuda') to the NPU (Swin-Transformer)
+        (("--mode", "auto"), LIBRARY_ROWS + [FUSED_ADAM_ROW] + LAMB_AND_MIXUP_ROWS[:1]),
     ],
 )
 def test_cuda_only_parts_of_libraries_that_run_on_the_npu_are_each_a_row(tmp_path, options, expected):
@@ -1031,8 +1036,8 @@ def spread(net, x):
 DATA_PARALLEL_TIP = (
     "torch.nn.parallel.data_parallel (functional DataParallel) is not supported on the NPU in any torch "
     "version: call the module itself (module(input)) on the one NPU, or migrate with the distributed mode "
-    "(DistributedDataParallel, one process per NPU); a CUDA test before it is kept, so the NPU takes the "
-    "other branch"
+    "(DistributedDataParallel, one process per NPU); a CUDA test before it is kept (not in --mode auto, "
+    "whose patcher makes it true), so the NPU takes the other branch"
 )
 GUARDED_TIP = (
     "kept on CUDA: it runs only where the CUDA test before it is true, which it is not on NPU, so the NPU "

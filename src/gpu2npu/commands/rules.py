@@ -25,10 +25,15 @@ def rules_table(
     rule_files: Sequence[str], version: Optional[str], style: str = DEFAULT, target: str = TARGET_DEFAULT
 ) -> str:
     """The rules of a migration mode (and the -r files) for ``version`` (None: every version)."""
-    rule_set = load_rules(rule_files, target_named(target).rules_for(style_named(style)))
+    mode = style_named(style)
+    rule_set = load_rules(rule_files, target_named(target).rules_for(mode))
     table = PrettyTable(["id", "kind", "versions", "what"])
     table.align = "l"
-    rules = [r for r in rule_set.rules if version is None or version in r.versions]
+    rules = [
+        r
+        for r in rule_set.rules
+        if (version is None or version in r.versions) and (r.switches is None or r.switches & mode.switches)
+    ]
     for rule in sorted(rules, key=lambda r: (r.id.rstrip("0123456789"), len(r.id), r.id)):
         table.add_row([rule.id, rule.kind, version_text(rule.versions), kind_named(rule.kind).describe(rule)])
     return table.get_string()
