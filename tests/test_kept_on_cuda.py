@@ -293,6 +293,17 @@ def test_lightnings_fabric_and_trainer_are_reported_where_they_pick_the_device(t
                 "rules:G2N076",
             ],
         ], target
+    # litgpt under transfer_to_npu: Lightning takes its CUDA accelerator, which unpacks the NPU's
+    # None capability; `check --mode auto` passed on pretrain.py
+    auto = run_cli("check", project, "--mode", "auto", "--entry", project / "train.py", "--format", "json")
+    findings = json.loads(auto.stdout)["findings"]
+    assert [(f["line"], f["api"], f["severity"]) for f in findings if f["rule"] == "G2N715"] == [
+        (5, "lightning.Fabric", "error"),
+        (6, "pytorch_lightning.Trainer", "error"),
+        (11, "pytorch_lightning.lite.LightningLite", "error"),
+        (15, "pytorch_lightning.Trainer.from_argparse_args", "error"),
+    ]
+    assert auto.returncode == 1
 
 
 def unsupported_rows(tmp_path, name: str, code: str) -> list:

@@ -272,6 +272,7 @@ def test_rules_list_shows_the_rules_of_a_mode():
         "G2N712",
         "G2N713",
         "G2N714",
+        "G2N715",
         "G2N730",
         "G2N731",
         "G2N732",
