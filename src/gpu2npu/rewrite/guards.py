@@ -355,7 +355,7 @@ def _skipped_calls(
             rule_id = index.kept_reads[name][1]
         elif name.startswith("torch.") and index.stays_on_cuda(name):
             rule_id = index.resolve_name(name).rule_id
-        elif name.startswith("torch.") and name in torch_cuda_only:
+        elif name in torch_cuda_only:
             rule_id = torch_cuda_only[name]
         else:
             continue
@@ -522,9 +522,10 @@ def _guard_tests(
                 yield Kept(
                     node.func.lineno, name, node.func.end_lineno or node.func.lineno, name, table[name]
                 )
-        elif isinstance(node, ast.Attribute) and qualify(dotted(node) or "", imports) in table:
-            name = qualify(dotted(node) or "", imports)  # a name read as it is (torch.version.cuda)
-            yield Kept(node.lineno, name, node.end_lineno or node.lineno, name, table[name])
+        elif isinstance(node, ast.Attribute) and (name := qualify(dotted(node) or "", imports)) in table:
+            yield Kept(
+                node.lineno, name, node.end_lineno or node.lineno, name, table[name]
+            )  # torch.version.cuda
         elif isinstance(node, ast.Attribute) and ANY_RECEIVER + node.attr in table:
             test_key = ANY_RECEIVER + node.attr
             line = node.end_lineno or node.lineno
