@@ -1050,10 +1050,6 @@ DATA_PARALLEL_TIP = (
     "(DistributedDataParallel, one process per NPU); a CUDA test before it is kept (not in --mode auto, "
     "whose patcher makes it true), so the NPU takes the other branch"
 )
-GUARDED_TIP = (
-    "kept on CUDA: it runs only where the CUDA test before it is true, which it is not on NPU, so the NPU "
-    "skips it as any machine without CUDA does; port it where the NPU needs what it does"
-)
 
 
 @pytest.mark.parametrize("target", ["npu", "portable"])
@@ -1077,8 +1073,8 @@ def test_a_cuda_test_before_functional_data_parallel_stays_a_cuda_test(tmp_path,
     kept = [row[:5] + row[-3:] for row in rows(out / "transplant_result_file" / "unsupported_api.csv")]
     data_parallel = [(row[1], row[4], row[5], row[7]) for row in kept if "data_parallel" in row[3]]
     assert data_parallel == [
-        ("14", GUARDED_TIP, "supported_with_limits", "rules:G2N198"),
-        ("18", GUARDED_TIP, "supported_with_limits", "rules:G2N198"),
+        ("14", SKIPPED_TIP, "supported_with_limits", "rules:G2N198"),
+        ("18", SKIPPED_TIP, "supported_with_limits", "rules:G2N198"),
         ("23", DATA_PARALLEL_TIP, "unsupported", "rules:G2N198"),
     ]
     assert [row[:4] for row in kept if row[-1] == "rules:G2N090"] == [
