@@ -431,6 +431,16 @@ def test_names_imported_in_one_cell_are_known_in_the_next():
     assert [c.cell for c in outcome.changes] == ["cell 1, line 1", "cell 3, line 1"]
 
 
+def test_a_cell_using_the_npu_above_the_cell_importing_torch_imports_torch_npu_itself():
+    """dinov2's dinotxt.ipynb: cell 2 calls ``.cuda()``, cell 7 imports torch. torch before 2.5
+    does not load torch_npu by itself, so it is imported in the first cell that needs it."""
+    new, outcome = migrated_sources("from dinov2.hub import model", "m = model().cuda()", "import torch")
+    assert new == ["from dinov2.hub import model", "import torch_npu\nm = model().npu()", "import torch"]
+    assert [(c.cell, c.message) for c in outcome.changes if c.operation == "INSERT"] == [
+        ("cell 2, line 1", "insert import torch_npu (the module uses the NPU before it imports torch)")
+    ]
+
+
 def test_a_cell_that_does_not_parse_is_kept_and_reported():
     new, outcome = migrated_sources("import torch", "x = torch.ones(1).cuda(\n", "print x.cuda()", "y.cuda()")
     assert new == ["import torch\nimport torch_npu", "x = torch.ones(1).cuda(\n", "print x.cuda()", "y.npu()"]

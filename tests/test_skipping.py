@@ -317,6 +317,34 @@ def test_an_import_inserted_after_torch_goes_before_the_code_that_shares_its_lin
         )
 
 
+def test_a_module_that_uses_the_npu_before_it_imports_torch_imports_torch_npu_there():
+    """dinov2's dinotxt notebook: ``.cuda()`` in a cell above the one importing torch (its cells
+    are one program). Before torch 2.5 torch_npu must be imported before ``.npu()`` runs, so the
+    import goes before the first statement using the NPU; a renamed environment variable above
+    it stays above, and a function defined above torch's import runs later (no move)."""
+    code = (
+        "import os\nos.environ['CUDA_VISIBLE_DEVICES'] = '0'\nfrom pkg import build\n"
+        "def f(x):\n    return x.cuda()\n"
+        "model = build(device='cuda')\nnet = build().cuda()\nimport torch\n"
+    )
+    expected = (
+        "import os\nos.environ['ASCEND_RT_VISIBLE_DEVICES'] = '0'\nfrom pkg import build\n"
+        "def f(x):\n    return x.npu()\n"
+        "import torch_npu\nmodel = build(device='npu')\nnet = build().npu()\nimport torch\n"
+    )
+    later = "from pkg import build\ndef f(x):\n    return x.cuda()\nimport torch\n"
+    for way in WAYS:
+        new_bytes, changes, _, _ = migrated(code.encode(), way, builtin_index("2.1.0"))
+        assert new_bytes.decode() == expected, way
+        inserts = [c for c in changes if c[2].startswith("insert")]
+        assert inserts == [
+            (6, 6, "insert import torch_npu (the module uses the NPU before it imports torch)")
+        ]
+        assert migrated(later.encode(), way, builtin_index("2.1.0"))[0].decode() == (
+            "from pkg import build\ndef f(x):\n    return x.npu()\nimport torch\nimport torch_npu\n"
+        ), way
+
+
 def test_a_module_that_calls_npu_methods_and_imports_no_torch_imports_torch_npu():
     """ChatGLM's web_demo.py: ``AutoModel.from_pretrained(...).half().cuda()`` and no torch import
     anywhere. Before torch 2.5 nothing loads torch_npu then, and ``.npu()`` raises AttributeError:

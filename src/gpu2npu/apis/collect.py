@@ -10,7 +10,7 @@ scoping follows the same rules as the rewrite pass (gpu2npu.source.scopes).
 from __future__ import annotations
 
 import ast
-from typing import Dict, FrozenSet, List, Optional, Tuple
+from typing import Dict, FrozenSet, List, Mapping, Optional, Tuple
 
 from gpu2npu.apis.callsites import CallSite
 from gpu2npu.rules.index import ANY_RECEIVER
@@ -29,6 +29,7 @@ def collect_calls(
     detail_for: FrozenSet[str] = frozenset(),
     tree: Optional[ast.AST] = None,
     references: FrozenSet[str] = frozenset(),
+    reexports: Optional[Mapping[str, str]] = None,
 ) -> Optional[List[CallSite]]:
     """The API uses of a file, in source order; None when it cannot be parsed.
 
@@ -36,22 +37,27 @@ def collect_calls(
     (the ones some analysis reads); other calls keep empty placeholders, so counts stay right.
     References to the APIs in ``references`` are uses too (``dtype=torch.float64``), recorded
     as ``attribute`` sites; ``*.method`` there stands for the method on any receiver
-    (``map(lambda ddp: ddp.no_sync, ddps)``), recorded by its method name.
+    (``map(lambda ddp: ddp.no_sync, ddps)``), recorded by its method name. ``reexports``: the
+    project modules' names for the APIs they re-export (``dinov2.fsdp.ShardedGradScaler``), used
+    as those APIs.
     """
     if tree is None:
         try:
             tree = ast.parse(source)
         except (SyntaxError, ValueError):
             return None
-    collector = _Collector(rel, detail_for, references)
+    collector = _Collector(rel, detail_for, references, reexports or {})
     collector.visit(tree)
     return collector.sites
 
 
 class _Collector(ScopedReader):
-    def __init__(self, rel: str, detail_for: FrozenSet[str], references: FrozenSet[str]):
+    def __init__(
+        self, rel: str, detail_for: FrozenSet[str], references: FrozenSet[str], reexports: Mapping[str, str]
+    ):
         super().__init__()
         self.rel = rel
+        self.reexports = reexports
         self.detail_for = detail_for
         self.references = references
         self.sites: List[CallSite] = []
@@ -59,6 +65,10 @@ class _Collector(ScopedReader):
         self.attribute_instances: Dict[str, str] = {}  # self.opt -> qualified class, file-wide
         self._callees = set()
         self._fallbacks = 0  # the try statements around here whose ImportError handlers go on
+
+    def qualified(self, node):
+        found = super().qualified(node)
+        return self.reexports.get(found, found) if found and self.reexports else found
 
     # -- bindings ---------------------------------------------------------------------------
 

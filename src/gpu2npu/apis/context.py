@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import FrozenSet, List
+from typing import FrozenSet, List, Mapping
 
 from gpu2npu.apis.callsites import CallSite
 from gpu2npu.apis.collect import collect_calls
@@ -21,11 +21,14 @@ class AnalysisContext:
     methods: FrozenSet[str] = frozenset()  # method names kept even when the receiver is unknown
     detail_for: FrozenSet[str] = frozenset()  # APIs and methods whose argument texts an analysis reads
     references: FrozenSet[str] = frozenset()  # APIs whose references (not only calls) are uses
+    # the project modules' names for the APIs they re-export -> those APIs (gpu2npu.project.scan)
+    reexports: Mapping[str, str] = field(default_factory=dict)
     pattern: "re.Pattern[bytes]" = field(init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
-        roots = b"|".join(re.escape(root.encode()) for root in sorted(self.roots))
-        object.__setattr__(self, "pattern", re.compile(roots))  # derived once from the roots
+        words = sorted(self.roots) + sorted({name.rsplit(".", 1)[-1] for name in self.reexports})
+        pattern = re.compile(b"|".join(re.escape(word.encode()) for word in words))
+        object.__setattr__(self, "pattern", pattern)  # derived once from the roots
 
     def mentions(self, data: bytes) -> bool:
         """Cheap test: can this file use any analysed API at all?"""
@@ -41,5 +44,7 @@ def analyse_source(data: bytes, rel: str, tree, context: AnalysisContext) -> Lis
     """The uses of analysed APIs in one file (empty when it cannot be parsed)."""
     if tree is None or not context.mentions(data):
         return []
-    sites = collect_calls(data, rel, context.detail_for, tree=tree, references=context.references)
+    sites = collect_calls(
+        data, rel, context.detail_for, tree=tree, references=context.references, reexports=context.reexports
+    )
     return [site for site in sites or () if context.keeps(site)]

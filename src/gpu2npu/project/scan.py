@@ -76,7 +76,7 @@ def scan_project(
     block = index.device_block
     device_name = block.name if block is not None and block.select_statements else None
     frameworks = tuple(sorted(block.selected_by)) if device_name is not None else ()
-    helpers = tuple(sorted(index.reexported_edits))
+    helpers = tuple(sorted(index.followed_reexports()))
     attributes = tuple(sorted({wrapper.attribute for wrapper in index.kept_wrappers.values()}))
     reexports: Dict[str, str] = {}
     defining: Dict[str, Set[str]] = {method: set() for method in methods}
@@ -195,7 +195,11 @@ def _scanned(
         _SELECTION.search(data) is not None
         or any(call.rsplit(".", 1)[-1].encode() in data for call in frameworks)
     )
-    imported_helpers = [helper for helper in helpers if _may_import(data, helper)]
+    imported_helpers = [
+        helper
+        for helper in helpers
+        if helper.rsplit(".", 1)[-1].encode() in data and _may_import(data, helper)
+    ]
     tree = (
         parse_ast(data) if wanted or may_start or libraries or may_select or imported_helpers else None
     )  # one parse for all
@@ -226,7 +230,9 @@ def _scanned(
 
 def _imported_helpers(tree: ast.Module, helpers: List[str]) -> Tuple[Tuple[str, str], ...]:
     """The names ``from library import helper [as name]`` binds at module level (at the top or
-    in a top-level ``try``/``if``), with the helper each is."""
+    in a top-level ``try``/``if``), with the helper each is; not a name the module binds to
+    something else too (``class DataLoader(DataLoader)``; ``X = X`` re-exports it)."""
+    rebound = _rebound_at_module_level(tree)
     statements, found = list(tree.body), []
     for statement in statements:
         if isinstance(statement, (ast.Try, ast.If)):
@@ -237,8 +243,26 @@ def _imported_helpers(tree: ast.Module, helpers: List[str]) -> Tuple[Tuple[str, 
                 (alias.asname or alias.name, f"{statement.module}.{alias.name}")
                 for alias in statement.names
                 if f"{statement.module}.{alias.name}" in helpers
+                and (alias.asname or alias.name) not in rebound
             ]
     return tuple(found)
+
+
+def _rebound_at_module_level(tree: ast.Module) -> Set[str]:
+    """Names the module's own statements define or assign, other than to themselves."""
+    names: Set[str] = set()
+    for statement in tree.body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(statement.name)
+        elif isinstance(statement, (ast.Assign, ast.AnnAssign)):
+            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+            value = statement.value
+            names.update(
+                t.id
+                for t in targets
+                if isinstance(t, ast.Name) and not (isinstance(value, ast.Name) and value.id == t.id)
+            )
+    return names
 
 
 def _module_spellings(rel: str) -> List[str]:
@@ -561,6 +585,7 @@ def analysis_context(index: RuleIndex, scan: ProjectScan) -> AnalysisContext:
         frozenset(methods | index.any_receiver_methods()),
         details,
         frozenset(index.reference_apis() | {ANY_RECEIVER + method for method in advice.suggested_methods()}),
+        scan.facts.reexports,
     )
 
 

@@ -98,7 +98,11 @@ def _rewrite(
     """The libcst pass, over the file's skeleton (gpu2npu.rewrite.skeleton) unless ``whole``; a
     RecursionError of a tree walk is one of PARSE_ERRORS (too deep)."""
     tree = tree if tree is not None else parse_ast(data)
-    skeleton = None if whole else source_skeleton(data, tree, index.statement_triggers)
+    skeleton = (
+        None
+        if whole
+        else source_skeleton(data, tree, project.statement_triggers(data, index.statement_triggers))
+    )
     if skeleton is None:
         module = cst.parse_module(data)
     else:

@@ -23,6 +23,7 @@ from gpu2npu.rewrite.device_selection import rank_alternatives
 from gpu2npu.rewrite.facts import FileFacts
 from gpu2npu.rewrite.imports import (
     already_imported,
+    first_module_level_import,
     import_line,
     import_missing,
     import_places,
@@ -40,6 +41,7 @@ from gpu2npu.source.names import chain_parts, dotted_expression, dotted_name
 from gpu2npu.source.scopes import LOCAL, ImportBinding, ScopeStack
 from gpu2npu.source.torch_names import names_several_cards
 
+NPU_NAMES = re.compile(r"npu|hccl")  # in a rewritten string: it needs torch_npu loaded
 STRING_NODES = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
 COLLECTIONS = (cst.List, cst.Tuple, cst.Set)
 PREFIX_METHODS = frozenset({"startswith", "endswith"})
@@ -138,6 +140,15 @@ class ProjectFacts:
             )
         return self._reexported_words.search(data) is not None
 
+    def statement_triggers(self, data: bytes, triggers):
+        """The index's trigger words (a str pattern, or None), with the names project modules
+        re-export where the file spells one: ``from pkg import Scaler as S; S()`` calls
+        torch.amp.GradScaler, though no line of the file names it."""
+        if triggers is None or not self.names_a_reexport(data):
+            return triggers
+        words = sorted({name.rsplit(".", 1)[-1] for name in self.reexports})
+        return re.compile(r"%s|\b(?:%s)\b" % (triggers.pattern, "|".join(map(re.escape, words))))
+
     def for_file(self, rel: str) -> tuple:
         """What the processing of the file at ``rel`` reads of them besides ``shared()``."""
         entry = rel in self.entries
@@ -215,6 +226,16 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
             i.module: {s.lineno for s in import_places(tree, i.after_module)}
             for i in (self._pending_inserts if tree is not None else ())
         }
+        # The line of each insertion's module-level anchor: a change the module makes before it
+        # (a notebook cell calling .npu() above the cell importing torch) takes the import earlier.
+        self._anchor_lines: Dict[str, int] = {
+            i.module: statement.lineno
+            for i in (self._pending_inserts if tree is not None else ())
+            for statement in [first_module_level_import(tree, i.after_module)]
+            if statement is not None
+        }
+        self._early_inserts: Dict[int, Tuple[int, list]] = {}  # statement -> (its line, insertions)
+        self._top_line = 0  # first line of the module-level statement being visited
         self._class_names: List[str] = []
         self._inserted_modules: Set[str] = set()
         self._renamed_members = (
@@ -227,9 +248,7 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         self._bound: Dict[str, str] = {}  # names of BindNamesRule this module uses -> as spelled here
         self._binding_lines = bindings.binding_lines(index.bindings, self.source)  # written by gpu2npu
         self._skeleton = skeleton
-        self._skipper = (
-            statement_skipper(self.source, tree, index.statement_triggers) if not skeleton else None
-        )
+        self._skipper = statement_skipper(self.source, tree, self._triggers()) if not skeleton else None
         self._skipped: Optional[cst.CSTNode] = None  # the statement left unvisited
         self._droppable: List[Droppable] = []  # imports to take out if the rewrite leaves them unused
         # from-imports of names that move to a bound name (DEVICE_MODULE.empty_cache): their calls
@@ -254,6 +273,7 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         if isinstance(node, STATEMENTS):
             if self._statement_depth == 0:
                 self._top_statement = node
+                self._top_line = self._newlines + 1 + len(getattr(node, "leading_lines", ()))
             self._statement_depth += 1
         return super().on_visit(node)
 
@@ -268,7 +288,28 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
                 self._top_statement = None
                 if original_node is self._first_user:
                     self._first_user_updated = result
+                result = self._with_early_inserts(original_node, result)
         return result
+
+    def _with_early_inserts(self, original_node, result):
+        """``result`` preceded by the imports a change in it needs before their anchor."""
+        line, early = self._early_inserts.pop(id(original_node), (0, []))
+        early = [i for i in early if i in self._pending_inserts]
+        if not early:
+            return result
+        for insertion in early:
+            self._pending_inserts.remove(insertion)
+            self._inserted_modules.add(insertion.module)
+            why = f"the module uses the NPU before it imports {insertion.after_module}"
+            message = f"insert import {insertion.module} ({why})"
+            self.changes.append(Change(line, line, INSERT, message, insertion.rule_id))
+        if isinstance(result, cst.RemovalSentinel):
+            nodes = []
+        elif isinstance(result, cst.FlattenSentinel):
+            nodes = list(result.nodes)
+        else:
+            nodes = [result]
+        return cst.FlattenSentinel([*(import_line(i.module) for i in early), *nodes])
 
     # -- services for the kind modules -------------------------------------------------------
 
@@ -300,6 +341,25 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
             start, end = self.line(), self._newlines + 1
         end = end if end is not None else start
         self.changes.append(Change(start, end, operation, message, rule_id, resolves=resolves))
+
+    def _triggers(self):
+        triggers = self.index.statement_triggers
+        if not self.project.reexports:
+            return triggers
+        return self.project.statement_triggers(self.source.encode("utf-8", "surrogatepass"), triggers)
+
+    def _note_npu_use(self, line: int) -> None:
+        """A rewrite wrote an NPU name (``.npu()``, ``'npu'``): where the module runs it before the
+        import an insertion follows, the insertion goes before the statement holding it. torch
+        before 2.5 does not load torch_npu by itself, so ``.npu()`` in a notebook cell above the
+        one importing torch would fail (an environment variable renamed above ``import torch``
+        needs nothing, and must stay above it)."""
+        top = self._top_statement
+        if self._definition_depth or top is None or id(top) in self._early_inserts:
+            return
+        early = [i for i in self._pending_inserts if line < self._anchor_lines.get(i.module, 0)]
+        if early:
+            self._early_inserts[id(top)] = (self._top_line, early)
 
     def keep(self, name: str, rule_id: str, works: bool = True, tip: str = "") -> None:
         """Report the call being visited as kept as it is (by default: it works), with the rule's tip
@@ -877,7 +937,9 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         line = self._newlines + 1
         if (line, ANY_RECEIVER + updated_node.attr.value) in self._kept:
             return updated_node
-        self._renamed_members |= "npu" in rename.new
+        if "npu" in rename.new:
+            self._renamed_members = True
+            self._note_npu_use(line)
         self.record(
             MODIFY,
             f'replace attribute "{updated_node.attr.value}" with "{rename.new}"',
@@ -943,7 +1005,9 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         ):
             return updated_node
         rename = self.index.methods[method]
-        self._renamed_members |= "npu" in rename.new
+        if "npu" in rename.new:
+            self._renamed_members = True
+            self._note_npu_use(self.line())
         self.record(MODIFY, f"change function {method} to {rename.new}", rename.rule_id)
         return updated_node.with_changes(func=updated_node.func.with_changes(attr=cst.Name(rename.new)))
 
@@ -1142,6 +1206,8 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         if result is None:
             return updated_node
         new_node, target = result
+        if NPU_NAMES.search(self.module.code_for_node(new_node)):
+            self._note_npu_use(start)
         self.record(MODIFY, target.message, target.rule_id, start, end)
         return new_node
 

@@ -320,8 +320,9 @@ class RuleIndex:
     reduced_dtypes: List[Rule] = field(default_factory=list)  # ReducedDtypeRule
     # DeviceDtypeRule: call key -> (positional parameters, dtypes it changes where made on the device)
     device_dtype_calls: Dict[str, Tuple[Tuple[str, ...], FrozenSet[str]]] = field(default_factory=dict)
-    # library helpers whose call edits also apply through a project module that re-exports them
-    # (yolov5's ``from ultralytics.utils.torch_utils import autocast as smart_amp_autocast``)
+    # callees whose call edits also apply through a project module that re-exports them (yolov5's
+    # ``from ultralytics.utils.torch_utils import autocast as smart_amp_autocast``, dinov2.fsdp's
+    # ShardedGradScaler)
     reexported_edits: Dict[str, List[CallEdit]] = field(default_factory=dict)
     member_strings: Optional[MemberStrings] = None
     peer_strings: Optional[PeerStrings] = None
@@ -365,6 +366,11 @@ class RuleIndex:
 
     def overrides_for(self, api: str) -> List[StatusOverride]:
         return self.status_overrides.get(normalise_api(api), [])
+
+    def followed_reexports(self) -> Set[str]:
+        """The APIs whose re-exports by project modules the scan follows: those with call edits
+        or a status of their own (G2N075's ShardedGradScaler before torch 2.4)."""
+        return set(self.reexported_edits) | {api for api in self.status_overrides if ANY_RECEIVER not in api}
 
     def reference_apis(self) -> Set[str]:
         """APIs whose mere references are uses to report (``dtype=torch.float64``)."""

@@ -79,10 +79,8 @@ class KeywordSet(RuleKind):
     def compile(self, rule, index):
         for name in [rule["func_name"], *rule["aliases"]]:
             index.add_call_edit(name, rule, self.apply)
-        if not rule["func_name"].startswith("torch."):  # a library's helper: projects re-export them
-            index.reexported_edits.setdefault(rule["func_name"], []).append(
-                index.calls[rule["func_name"]][-1]
-            )
+            # projects re-export what they call (dinov2.fsdp's ShardedGradScaler, yolov5's autocast)
+            index.reexported_edits.setdefault(name, []).append(index.calls[name][-1])
 
     def trigger_words(self, rule):
         """The callee's own name: every call spells it (``GradScaler(``, an import of it), while
