@@ -847,3 +847,51 @@ def test_a_config_key_named_like_the_variable_is_no_index_from_the_environment(t
     migrated = (out / "train.py").read_text()
     assert "    device = torch.device('npu', DEVICE_ID)\n" in migrated
     assert "    same = torch.device('npu', DEVICE_ID)\n" in migrated
+
+
+OPTIONAL_MASK = """import os
+
+import torch
+
+
+def select_device(device=""):
+    if device == "cpu":
+        os.environ["CUDA_VISIBLE_DEVICES"] = "-1"
+    elif device:
+        os.environ["CUDA_VISIBLE_DEVICES"] = device
+    return torch.device("cuda:0" if torch.cuda.is_available() else "cpu")
+"""
+OPTIONAL_MASK_MAIN = """import argparse
+
+import torch
+
+from utils import select_device
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--device", default="")
+    device = select_device(parser.parse_args().device)
+    x = torch.ones(2).to(device)
+    print(device, torch.cuda.current_device(), torch.cuda.device_count())
+"""
+
+
+def test_a_mask_set_only_when_an_option_asks_leaves_the_card_to_device_id(tmp_path):
+    """yolov5's select_device sets CUDA_VISIBLE_DEVICES only under ``elif device:`` (``--device``)
+    and then returns 'cuda:0': without the option every process trained on card 0 whatever
+    DEVICE_ID said. The card becomes DEVICE_ID's and the script selects it where it is set; run
+    under the stand-in with four cards, DEVICE_ID=3 trains on card 3, and ``--device 2`` without
+    DEVICE_ID on the one card the mask leaves (its 0)."""
+    pytest.importorskip("torch")
+    _, out = migrated_project(tmp_path, {"utils.py": OPTIONAL_MASK, "detect.py": OPTIONAL_MASK_MAIN})
+    assert (
+        "torch.device(f'npu:{DEVICE_ID}' if torch.npu.is_available() else \"cpu\")"
+        in (out / "utils.py").read_text()
+    )
+    assert selection((out / "detect.py").read_text()) == "where set"
+    standin = ["run", "--devices", "4", "--", sys.executable, "detect.py"]
+    chosen = run_cli(*standin, cwd=out, env={**os.environ, "DEVICE_ID": "3"})
+    assert (chosen.returncode, chosen.stdout) == (0, "npu:3 3 4\n"), chosen.stderr
+    unset = {key: value for key, value in os.environ.items() if key != "DEVICE_ID"}
+    masked = run_cli(*standin, "--device", "2", cwd=out, env=unset)
+    assert (masked.returncode, masked.stdout) == (0, "npu:0 0 1\n"), masked.stderr

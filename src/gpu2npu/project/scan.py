@@ -17,7 +17,7 @@ from gpu2npu.apis.cuda_ops import CPP_SUFFIXES, CudaOp, Extension, find_extensio
 from gpu2npu.filekinds.notebook import Notebook
 from gpu2npu.project.cache import CORRUPT
 from gpu2npu.project.plan import COPY, PYTHON, Plan
-from gpu2npu.rewrite.device_selection import MODULE_LEVEL, device_selections
+from gpu2npu.rewrite.device_selection import MODULE_LEVEL, device_selections, narrows_visible_devices
 from gpu2npu.rewrite.facts import classes_defining
 from gpu2npu.rewrite.transformer import ProjectFacts
 from gpu2npu.rules.index import ANY_RECEIVER, REFUSED_ASSIGNMENT, REFUSED_IMPORT, REFUSED_MODULE, RuleIndex
@@ -292,9 +292,16 @@ def _selected_elsewhere(plan: Plan, entries, imports: Dict[str, FileScan]) -> Di
                     if calls is None:
                         calls = _read_or_empty(plan.root / entry)
                     if function == MODULE_LEVEL or re.search(rb"\b%s\s*\(" % function.encode(), calls):
-                        narrows = b"VISIBLE_DEVICES" in _read_or_empty(plan.root / path)
-                        found.setdefault(entry, (path, line, function, narrows))
+                        if entry not in found:
+                            found[entry] = (path, line, function, _narrows(plan.root / path))
     return found
+
+
+def _narrows(path: Path) -> bool:
+    """Whether the module at ``path`` sets the visible devices (not only when an option asks)."""
+    data = _read_or_empty(path)
+    tree = parse_ast(data) if b"VISIBLE_DEVICES" in data else None
+    return tree is not None and narrows_visible_devices(tree)
 
 
 def _torch_through_imports(entries, imports: Dict[str, FileScan]) -> FrozenSet[str]:

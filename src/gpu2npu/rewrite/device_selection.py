@@ -6,7 +6,7 @@ selected at import (every rank would claim that card first)."""
 from __future__ import annotations
 
 import ast
-from typing import Dict, FrozenSet, Optional, Set
+from typing import Dict, FrozenSet, Iterator, Optional, Set
 
 from gpu2npu.source.imports import file_imports, qualify
 from gpu2npu.source.names import dotted
@@ -76,10 +76,36 @@ def selects_its_device(
 
 def narrows_visible_devices(tree: ast.AST) -> bool:
     """Whether ``tree`` sets the visible devices in Python (FastChat's ``--gpus``): a device
-    selected before that would void it, even one the environment names."""
+    selected before that would void it, even one the environment names. Not where a function
+    sets them only when an option asks (yolov5's ``select_device``: ``elif device:``): without
+    the option nothing narrows the cards, and the process must use the one the environment
+    names."""
+    optional = {id(node) for node in _optional_masks(tree)}
     return any(
-        isinstance(node, (ast.Assign, ast.Call)) and _sets_visible_devices(node) for node in ast.walk(tree)
+        isinstance(node, (ast.Assign, ast.Call)) and _sets_visible_devices(node) and id(node) not in optional
+        for node in ast.walk(tree)
     )
+
+
+def _optional_masks(tree: ast.AST) -> Iterator[ast.AST]:
+    """The visible-device settings in functions that only run under an ``if`` testing something
+    other than the environment (an option of the program)."""
+    for function in ast.walk(tree):
+        if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for branch in ast.walk(function):
+                if isinstance(branch, ast.If) and not _reads_the_environment(branch.test):
+                    for statement in [*branch.body, *branch.orelse]:
+                        yield from ast.walk(statement)
+
+
+def _reads_the_environment(test: ast.AST) -> bool:
+    return any(
+        isinstance(node, (ast.Attribute, ast.Name)) and getattr(node, "attr", getattr(node, "id", "")) in _ENV
+        for node in ast.walk(test)
+    )
+
+
+_ENV = frozenset({"environ", "getenv"})
 
 
 def _owned_statements(statement: ast.stmt):
