@@ -89,7 +89,20 @@ FREEZES = (
         ),
         # SwAV sets its prototypes' .grad to None for the first iterations: a fused optimizer
         # combines the parameters that have a gradient at its first step, once (never updated)
-        ("freeze.py", FREEZES, "or the project sets a .grad to None (SwAV's frozen prototypes)"),
+        (
+            "freeze.py",
+            FREEZES,
+            "or the project sets a .grad to None or to a new tensor (SwAV's frozen prototypes",
+        ),
+        # improved-diffusion gives its fp16 master parameter a new .grad tensor every step: the
+        # fused optimizer kept reading the gradient it combined at its first step (losses diverged
+        # from step 2 under the stand-in)
+        (
+            "fp16_util.py",
+            "def model_grads_to_master_grads(model_params, master_params):\n"
+            "    master_params[0].grad = _flatten_dense_tensors([p.grad.float() for p in model_params])\n",
+            "or to a new tensor (SwAV's frozen prototypes, improved-diffusion's fp16 master gradients)",
+        ),
         # torchreid freezes all but the classifier for its first fixbase_epoch epochs: the fused
         # optimizer combined the classifier only, and never trained the backbone once it was opened
         (
@@ -135,7 +148,7 @@ def test_a_gradient_compared_with_none_or_cleared_in_place_is_no_refusal(tmp_pat
     (tmp_path / "proj").mkdir()
     (tmp_path / "proj" / "check.py").write_text(
         "def unused(p, model, optim_g):\n    optim_g.zero_grad()\n    model.zero_grad(set_to_none=False)\n"
-        "    return p.grad == None or p.grad is None\n"
+        "    p.grad += 1\n    p.grad.copy_(p.grad * 2)\n    return p.grad == None or p.grad is None\n"
     )
     result, tree = migrated(tmp_path, "--optimize")
     assert result.returncode == 0, result.stderr

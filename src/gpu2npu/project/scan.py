@@ -330,14 +330,16 @@ def _makes_refused_call(data: bytes, call: str) -> bool:
     """Whether ``data`` calls ``.method(`` passing ``keyword=`` other than a literal False (a byte
     scan: ``opt.zero_grad(set_to_none=True)``, ``zero_grad(set_to_none=not args.keep)``), or, for
     ``import module``, may import a library that makes such calls itself (accelerate), or, for
-    ``.attribute = None`` (or False), assigns that to such an attribute (``p.grad = None``,
-    ``p.requires_grad = False``), or, for ``method(False)``, calls it with that value
-    (``m.requires_grad_(False)``)."""
+    ``.attribute = None`` (or False, or ``*``: anything), assigns that to such an attribute
+    (``p.grad = None``, ``master.grad = flat``, ``p.requires_grad = False``), or, for
+    ``method(False)``, calls it with that value (``m.requires_grad_(False)``)."""
     if call.startswith(REFUSED_IMPORT):
         return _may_import(data, call[len(REFUSED_IMPORT) :])
     assignment = REFUSED_ASSIGNMENT.match(call)
-    if assignment:  # .grad = None, .requires_grad = False
+    if assignment:  # .grad = *, .requires_grad = False
         attribute, value = (re.escape(part.encode()) for part in assignment.groups())
+        if value == rb"\*":  # any value, also through .data (p.grad.data = new swaps its storage)
+            return re.search(rb"\.%s(?:\.data)?\s*=(?!=)" % attribute, data) is not None
         return re.search(rb"\.%s\s*=\s*%s\b" % (attribute, value), data) is not None
     if call.startswith(REFUSED_MODULE):  # model.zero_grad()
         return _calls_on_a_module(data, call[len(REFUSED_MODULE) : -2])

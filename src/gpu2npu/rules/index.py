@@ -39,7 +39,7 @@ REFUSED_IMPORT = "import "
 # A CUDA or NPU device as a call writes it out: 'cuda', 'npu:0', f'cuda:{rank}' (DeviceDtypeRule).
 DEVICE_TEXT = re.compile(r"^(cuda|npu)(:|$)")
 # A refused assignment of None or False to an attribute: ".grad = None", ".requires_grad = False".
-REFUSED_ASSIGNMENT = re.compile(r"^\.([A-Za-z_]\w*) = (None|False)$")
+REFUSED_ASSIGNMENT = re.compile(r"^\.([A-Za-z_]\w*) = (None|False|\*)$")  # *: any value
 # A refused call of a module's method, on a receiver that names no optimizer: "module.zero_grad()".
 REFUSED_MODULE = "module."
 

@@ -13,12 +13,14 @@ Python file of the project calls a method of ``refuses`` (``zero_grad(set_to_non
 keyword other than a literal False: new_name raises there (torch_npu's fused optimizers refuse
 ``set_to_none=True``); and so does every call where a file imports a library of ``refuses``
 (``import accelerate``: its prepared optimizers call ``zero_grad(set_to_none=True)``), and every
-call where a file assigns None or False to an attribute of ``refuses`` (``.grad = None``,
-``.requires_grad = False``: a fused optimizer combines the parameters that have a gradient at its
-first step, once) or calls a method of it with that value (``requires_grad_(False)``), and every
-call where a file calls a module's method of ``refuses`` (``module.zero_grad()``: its receiver
-names no optimizer, ``model.zero_grad()``) without ``set_to_none=False``, which from torch 2.0
-sets the gradients to None as well. Only calls change: a subclass or an ``isinstance`` of
+call where a file assigns None or False to an attribute of ``refuses`` (``.requires_grad =
+False``: a fused optimizer combines the parameters that have a gradient at its first step, once),
+or anything, for ``= *`` (``.grad = *``: a gradient set to None or to a new tensor, such as
+improved-diffusion's fp16 master gradients, is no longer the one the optimizer combined and
+reads), or calls a method of it with that value (``requires_grad_(False)``), and every call
+where a file calls a module's method of ``refuses`` (``module.zero_grad()``: its receiver names no
+optimizer, ``model.zero_grad()``) without ``set_to_none=False``, which from torch 2.0 sets the
+gradients to None as well. Only calls change: a subclass or an ``isinstance`` of
 ``old_name`` keeps its meaning.
 
 Like every rule of rules/optimize, each says in ``optimization`` what kind of optimization it is
@@ -53,7 +55,7 @@ from gpu2npu.source.arguments import append_keyword, delete_argument, keyword_in
 from gpu2npu.source.names import dotted_expression
 
 REFUSED = re.compile(
-    rf"^(?:[A-Za-z_]\w*\([A-Za-z_]\w*\)|{REFUSED_IMPORT}[A-Za-z_][\w.]*|\.[A-Za-z_]\w* = (?:None|False)"
+    rf"^(?:[A-Za-z_]\w*\([A-Za-z_]\w*\)|{REFUSED_IMPORT}[A-Za-z_][\w.]*|\.[A-Za-z_]\w* = (?:None|False|\*)"
     rf"|{re.escape(REFUSED_MODULE)}[A-Za-z_]\w*\(\))$"
 )
 
@@ -95,8 +97,8 @@ class OptimizeCall(RuleKind):
         if not all(isinstance(call, str) and REFUSED.match(call) for call in fields["refuses"]):
             return (
                 "'refuses' must list method(keyword) calls, such as zero_grad(set_to_none), "
-                "'import module', such as 'import accelerate', '.attribute = None' (or False), such as "
-                "'.grad = None', "
+                "'import module', such as 'import accelerate', '.attribute = None' (or False, or * for "
+                "any value), such as '.grad = *', "
                 "or 'module.method()', such as 'module.zero_grad()'"
             )
         values = [*(fields["fixed"] or {}).values(), *(fields["defaults"] or {}).values()]
