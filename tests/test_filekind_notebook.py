@@ -441,6 +441,24 @@ def test_a_cell_using_the_npu_above_the_cell_importing_torch_imports_torch_npu_i
     ]
 
 
+def test_portable_bindings_follow_the_cell_that_always_imports_torch():
+    """segment-anything's onnx notebook imports torch under ``if using_colab:`` (False) and again
+    in a later cell: bound in the ``if`` block, DEVICE_TYPE was never bound (NameError)."""
+    from test_portable import portable_index
+
+    data = notebook(
+        "using_colab = False", "if using_colab:\n    import torch", "import torch", "m.to(device='cuda')"
+    )
+    outcome = migrate_file("nb.ipynb", data, index=portable_index("2.8.0"))
+    assert sources(outcome.new_bytes) == [
+        "using_colab = False",
+        "if using_colab:\n    import torch",
+        "import torch\nACCELERATOR = torch.accelerator.current_accelerator().type"
+        " if torch.accelerator.is_available() else None\nDEVICE_TYPE = ACCELERATOR or 'cpu'",
+        "m.to(device=DEVICE_TYPE)",
+    ]
+
+
 def test_a_cell_that_does_not_parse_is_kept_and_reported():
     new, outcome = migrated_sources("import torch", "x = torch.ones(1).cuda(\n", "print x.cuda()", "y.cuda()")
     assert new == ["import torch\nimport torch_npu", "x = torch.ones(1).cuda(\n", "print x.cuda()", "y.npu()"]

@@ -123,7 +123,12 @@ def _is_import_block(statement: cst.BaseStatement) -> bool:
 
 def _torch_anchor(body: Sequence[cst.BaseStatement]) -> Optional[int]:
     """Where the first statement is that binds ``torch`` when the module runs: ``import torch``
-    itself, or an ``if``/``try``/``with`` holding it (not ``if TYPE_CHECKING:``)."""
+    itself, else an ``if``/``try``/``with`` holding it (not ``if TYPE_CHECKING:``). A module-level
+    import goes first: segment-anything's notebook imports torch under ``if using_colab:`` (False)
+    and again in a later cell, and names bound in that block were never bound."""
+    direct = next((number for number, statement in enumerate(body) if _binds_torch(statement)), None)
+    if direct is not None:
+        return direct
     return next((number for number, statement in enumerate(body) if _binds_torch_within(statement)), None)
 
 
