@@ -80,11 +80,9 @@ def narrows_visible_devices(tree: ast.AST) -> bool:
     sets them only when an option asks (yolov5's ``select_device``: ``elif device:``): without
     the option nothing narrows the cards, and the process must use the one the environment
     names."""
-    optional = {id(node) for node in _optional_masks(tree)}
-    return any(
-        isinstance(node, (ast.Assign, ast.Call)) and _sets_visible_devices(node) and id(node) not in optional
-        for node in ast.walk(tree)
-    )
+    masks = [n for n in ast.walk(tree) if isinstance(n, (ast.Assign, ast.Call)) and _sets_visible_devices(n)]
+    optional = {id(node) for node in _optional_masks(tree)} if masks else set()
+    return any(id(mask) not in optional for mask in masks)
 
 
 def _optional_masks(tree: ast.AST) -> Iterator[ast.AST]:

@@ -91,6 +91,7 @@ class ProjectFacts:
         # smart_amp_autocast") -> the helper's ("ultralytics.utils.torch_utils.autocast")
         self.reexports: Dict[str, str] = {}
         self._reexported_words: Optional["re.Pattern[bytes]"] = None
+        self._with_reexports: Dict[str, "re.Pattern[str]"] = {}  # statement_triggers, by index pattern
 
     def module_imported(self, rel: str) -> bool:
         """Whether some file may import the module at ``rel`` (by its last name)."""
@@ -146,8 +147,11 @@ class ProjectFacts:
         torch.amp.GradScaler, though no line of the file names it."""
         if triggers is None or not self.names_a_reexport(data):
             return triggers
-        words = sorted({name.rsplit(".", 1)[-1] for name in self.reexports})
-        return re.compile(r"%s|\b(?:%s)\b" % (triggers.pattern, "|".join(map(re.escape, words))))
+        if triggers.pattern not in self._with_reexports:
+            words = sorted({name.rsplit(".", 1)[-1] for name in self.reexports})
+            pattern = r"%s|\b(?:%s)\b" % (triggers.pattern, "|".join(map(re.escape, words)))
+            self._with_reexports[triggers.pattern] = re.compile(pattern)
+        return self._with_reexports[triggers.pattern]
 
     def for_file(self, rel: str) -> tuple:
         """What the processing of the file at ``rel`` reads of them besides ``shared()``."""
