@@ -1118,3 +1118,48 @@ def test_a_call_kept_on_cuda_behind_torch_version_cuda_is_a_limit(tmp_path):
         (13, "torch.cuda.nccl.version", "error", "G2N200"),
     ]
     assert result.returncode == 1
+
+
+DETECTION_OPS = (
+    "import torch\nimport torchvision\nfrom torchvision.ops.boxes import batched_nms, box_area\n"
+    "from torchvision.ops import PSRoIAlign\n\n\n"
+    "def postprocess(boxes, scores, idx):\n"
+    "    keep = batched_nms(boxes.float(), scores, idx, iou_threshold=0.7)\n"
+    "    pooled = torchvision.ops.roi_align(boxes, [boxes], 7)\n"
+    "    return keep, box_area(boxes), pooled, torchvision.ops.box_iou(boxes, boxes)\n\n\n"
+    "head = PSRoIAlign(7, 1.0, 2)\nboxes = torch.rand(4, 4).cuda()\n"
+)
+# A class has its row where it is used; a lower-case name a from-import brings may be a module.
+DETECTION_OP_ROWS = [
+    ("3", "torchvision.ops.boxes.batched_nms", "supported_with_limits", "rules:G2N985"),
+    ("8", "torchvision.ops.boxes.batched_nms", "supported_with_limits", "rules:G2N985"),
+    ("9", "torchvision.ops.roi_align", "supported_with_limits", "rules:G2N986"),
+    ("13", "torchvision.ops.PSRoIAlign", "unsupported", "rules:G2N987"),
+]
+
+
+@pytest.mark.parametrize(
+    "options", [(), ("-v", "2.1.0"), ("--mode", "auto", "--entry", "amg.py"), ("--target", "portable")]
+)
+def test_torchvision_detection_ops_name_the_adapter_they_need_on_the_npu(tmp_path, options):
+    """segment-anything's batched_nms ran on the model's device with no row and `check` passed:
+    torchvision registers CPU and CUDA kernels only; torchvision_npu adds nms, roi_align, roi_pool
+    and deform_conv2d, not the position-sensitive ones. The pure-torch box helpers need nothing."""
+    write(tmp_path / "proj" / "amg.py", DETECTION_OPS)
+    out = tmp_path / "out"
+    result = run_cli("migrate", "-i", tmp_path / "proj", "-o", out, "--no-cache", *options)
+    assert result.returncode == 0, result.stderr
+    found = rows(out / "proj_msft" / "transplant_result_file" / "unsupported_api.csv")
+    assert [(row[1], row[3], row[5], row[-1]) for row in found[1:]] == DETECTION_OP_ROWS
+    assert "torchvision_npu" in found[1][4] and "torchvision_npu" not in found[-1][4]
+
+
+def test_check_fails_on_a_detection_op_the_npu_adapter_lacks(tmp_path):
+    write(tmp_path / "proj" / "amg.py", DETECTION_OPS)
+    result = run_cli("check", tmp_path / "proj", "--no-cache", "--format", "json")
+    assert result.returncode == 1, result.stderr
+    blocking = [f for f in json.loads(result.stdout)["findings"] if f["category"] == "unsupported"]
+    assert [(f["line"], f["rule"]) for f in blocking] == [(13, "G2N987")]
+    write(tmp_path / "ok" / "amg.py", DETECTION_OPS.replace("from torchvision.ops import PSRoIAlign\n", ""))
+    assert run_cli("check", tmp_path / "ok", "--no-cache").returncode == 0
+    assert run_cli("check", tmp_path / "ok", "--no-cache", "--fail-on", "any").returncode == 1

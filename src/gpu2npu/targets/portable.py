@@ -17,6 +17,7 @@ TARGET = Target(
         "removed_apis.yaml",
         "kept_on_cuda.yaml",
         "every_mode/cuda_only.yaml",
+        "every_mode/torchvision_ops.yaml",
         "every_mode/cuda_extensions.yaml",
         "every_mode/newer_torch.yaml",
         "every_mode/older_torch.yaml",
