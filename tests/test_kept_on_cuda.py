@@ -820,8 +820,14 @@ def test_a_cudnn_test_beside_the_device_s_is_reported_as_never_true_on_the_npu(t
             "timm's NativeScaler builds a CUDA GradScaler (torch.cuda.amp.GradScaler() before timm 1.0.12",
             1,
         ),
+        (
+            "from sat.training.deepspeed_training import training_main\n\ntraining_main(None)\n",
+            ["1", "1", "sat.training.deepspeed_training", "unsupported", "listed", "rules:G2N988"],
+            "SwissArmyTransformer (sat) picks its device through torch.cuda",
+            1,
+        ),
     ],
-    ids=["vllm", "fairscale scaler", "basicsr engine", "openfold kernels", "mish_cuda", "timm scaler"],
+    ids=["vllm", "fairscale scaler", "basicsr engine", "openfold kernels", "mish_cuda", "timm scaler", "sat"],
 )
 def test_a_library_that_needs_cuda_or_a_plugin_is_reported_where_the_code_uses_it(
     tmp_path, code, row, tip, check
@@ -833,8 +839,9 @@ def test_a_library_that_needs_cuda_or_a_plugin_is_reported_where_the_code_uses_i
     trains through basicsr, which counts CUDA cards and so trained on the CPU; esm's ESMFold imports
     openfold, whose fused kernels are CUDA-only. ScaledYOLOv4's model imports the CUDA extension
     mish_cuda; T2T-ViT scales its fp16 losses with timm's NativeScaler, a CUDA GradScaler that turns
-    itself off (one given device='npu' has chosen). Each is reported where the code uses it; check
-    fails on the ones that cannot work."""
+    itself off (one given device='npu' has chosen). CogVideo's sat/ scripts train through
+    SwissArmyTransformer, which picks its card through torch.cuda and defaults to nccl. Each is
+    reported where the code uses it; check fails on the ones that cannot work."""
     write(tmp_path / "proj" / "main.py", code)
     result = run_cli("migrate", "-i", tmp_path / "proj", "-o", tmp_path / "out")
     assert result.returncode == 0, result.stderr
@@ -842,6 +849,16 @@ def test_a_library_that_needs_cuda_or_a_plugin_is_reported_where_the_code_uses_i
     assert [found[1:4] + found[5:] for found in reported] == [row]
     assert reported[0][0] == "main.py" and reported[0][4].startswith(tip)
     assert run_cli("check", tmp_path / "proj").returncode == check
+
+
+def test_sat_under_the_patcher_is_no_row(tmp_path):
+    """transfer_to_npu sends SwissArmyTransformer's torch.cuda calls and its nccl default to the NPU."""
+    write(tmp_path / "proj" / "train.py", "from sat import mpu\n\nif __name__ == '__main__':\n    mpu.x()\n")
+    out = tmp_path / "out"
+    result = run_cli("migrate", "-i", tmp_path / "proj", "-o", out, "--mode", "auto", "--no-cache")
+    assert result.returncode == 0, result.stderr
+    assert rows(out / "proj_msft" / "transplant_result_file" / "unsupported_api.csv")[1:] == []
+    assert run_cli("check", tmp_path / "proj", "--no-cache").returncode == 1
 
 
 CHECKPOINT_LOADS = """import argparse
