@@ -16,7 +16,7 @@ from gpu2npu.apis.callsites import CallSite
 from gpu2npu.rules.index import ANY_RECEIVER
 from gpu2npu.source.binder import ScopedReader
 from gpu2npu.source.names import dotted
-from gpu2npu.source.scopes import LOCAL
+from gpu2npu.source.scopes import LOCAL, ImportBinding
 
 
 def _placeholder(node: ast.AST) -> str:
@@ -30,6 +30,7 @@ def collect_calls(
     tree: Optional[ast.AST] = None,
     references: FrozenSet[str] = frozenset(),
     reexports: Optional[Mapping[str, str]] = None,
+    star_bindings: Optional[Mapping[str, Tuple[Tuple[str, str], ...]]] = None,
 ) -> Optional[List[CallSite]]:
     """The API uses of a file, in source order; None when it cannot be parsed.
 
@@ -39,25 +40,32 @@ def collect_calls(
     as ``attribute`` sites; ``*.method`` there stands for the method on any receiver
     (``map(lambda ddp: ddp.no_sync, ddps)``), recorded by its method name. ``reexports``: the
     project modules' names for the APIs they re-export (``dinov2.fsdp.ShardedGradScaler``), used
-    as those APIs.
+    as those APIs. ``star_bindings``: by module the file star-imports (as written), the names
+    that import binds (``torch`` through ``from .base import *``).
     """
     if tree is None:
         try:
             tree = ast.parse(source)
         except (SyntaxError, ValueError):
             return None
-    collector = _Collector(rel, detail_for, references, reexports or {})
+    collector = _Collector(rel, detail_for, references, reexports or {}, star_bindings or {})
     collector.visit(tree)
     return collector.sites
 
 
 class _Collector(ScopedReader):
     def __init__(
-        self, rel: str, detail_for: FrozenSet[str], references: FrozenSet[str], reexports: Mapping[str, str]
+        self,
+        rel: str,
+        detail_for: FrozenSet[str],
+        references: FrozenSet[str],
+        reexports: Mapping[str, str],
+        star_bindings: Mapping[str, Tuple[Tuple[str, str], ...]],
     ):
         super().__init__()
         self.rel = rel
         self.reexports = reexports
+        self.star_bindings = star_bindings
         self.detail_for = detail_for
         self.references = references
         self.sites: List[CallSite] = []
@@ -79,6 +87,9 @@ class _Collector(ScopedReader):
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         self.bind_imports(node)
+        if self.star_bindings and any(alias.name == "*" for alias in node.names):
+            for name, qualified in self.star_bindings.get("." * node.level + (node.module or ""), ()):
+                self.bind_name(name, ImportBinding(qualified, qualified))
         if node.module and not node.level:
             self._add(node, node.module, "import", tuple(alias.name for alias in node.names))
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import FrozenSet, List, Mapping
+from typing import FrozenSet, List, Mapping, Tuple
 
 from gpu2npu.apis.callsites import CallSite
 from gpu2npu.apis.collect import collect_calls
@@ -23,6 +23,8 @@ class AnalysisContext:
     references: FrozenSet[str] = frozenset()  # APIs whose references (not only calls) are uses
     # the project modules' names for the APIs they re-export -> those APIs (gpu2npu.project.scan)
     reexports: Mapping[str, str] = field(default_factory=dict)
+    # by file, by module it star-imports as written, the names that binds (project.star_imports)
+    star_bindings: Mapping[str, Mapping[str, Tuple[Tuple[str, str], ...]]] = field(default_factory=dict)
     pattern: "re.Pattern[bytes]" = field(init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -45,6 +47,12 @@ def analyse_source(data: bytes, rel: str, tree, context: AnalysisContext) -> Lis
     if tree is None or not context.mentions(data):
         return []
     sites = collect_calls(
-        data, rel, context.detail_for, tree=tree, references=context.references, reexports=context.reexports
+        data,
+        rel,
+        context.detail_for,
+        tree=tree,
+        references=context.references,
+        reexports=context.reexports,
+        star_bindings=context.star_bindings.get(rel),
     )
     return [site for site in sites or () if context.keeps(site)]

@@ -17,6 +17,7 @@ from gpu2npu.apis.cuda_ops import CPP_SUFFIXES, CudaOp, Extension, find_extensio
 from gpu2npu.filekinds.notebook import Notebook
 from gpu2npu.project.cache import CORRUPT
 from gpu2npu.project.plan import COPY, PYTHON, Plan
+from gpu2npu.project.star_imports import star_bindings, star_imports
 from gpu2npu.rewrite.device_selection import MODULE_LEVEL, device_selections, narrows_visible_devices
 from gpu2npu.rewrite.facts import classes_defining
 from gpu2npu.rewrite.transformer import ProjectFacts
@@ -92,7 +93,13 @@ def scan_project(
     loads_state = False
     wrapper_read_from: Set[str] = set()
     cuda_only_files: Set[str] = set()
+    stars: Dict[str, Tuple[str, ...]] = {}  # by file, the modules it star-imports
+    python_files: Set[str] = set()
     for rel, data in _python_sources(plan):
+        python_files.add(rel)
+        starred = star_imports(data)
+        if starred:
+            stars[rel] = starred
         wanted = (methods, refused, cuda_only, device_name, frameworks, helpers, attributes)
         found = _file_scan(rel, data, wanted, (find_entries, read_imports), cache, outcomes)
         imported |= found.imported
@@ -122,6 +129,7 @@ def scan_project(
     facts.wrapper_read_from = frozenset(wrapper_read_from)
     facts.cuda_only_files = frozenset(cuda_only_files)
     facts.reexports = reexports
+    facts.star_bindings = star_bindings(plan.root, stars, frozenset(python_files)) if stars else {}
     facts.entries = chosen_entries or _entry_scripts(starting, facts, imports) | (
         _notebooks(plan, imports) if find_entries else frozenset()
     )
@@ -595,6 +603,7 @@ def analysis_context(index: RuleIndex, scan: ProjectScan) -> AnalysisContext:
         details,
         frozenset(index.reference_apis() | {ANY_RECEIVER + method for method in advice.suggested_methods()}),
         scan.facts.reexports,
+        scan.facts.star_bindings,
     )
 
 

@@ -92,6 +92,9 @@ class ProjectFacts:
         self.reexports: Dict[str, str] = {}
         self._reexported_words: Optional["re.Pattern[bytes]"] = None
         self._with_reexports: Dict[str, "re.Pattern[str]"] = {}  # statement_triggers, by index pattern
+        # by file, by module it star-imports as written (".IFNet"), the names that import binds and
+        # what each stands for (("torch", "torch"),): gpu2npu.project.star_imports
+        self.star_bindings: Dict[str, Dict[str, Tuple[Tuple[str, str], ...]]] = {}
 
     def module_imported(self, rel: str) -> bool:
         """Whether some file may import the module at ``rel`` (by its last name)."""
@@ -163,6 +166,7 @@ class ProjectFacts:
             entry,
             self.selected_elsewhere.get(rel),
             rel in self.torch_through_imports,
+            sorted(self.star_bindings.get(rel, {}).items()),
         )
 
 
@@ -242,6 +246,7 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         self._top_line = 0  # first line of the module-level statement being visited
         self._class_names: List[str] = []
         self._inserted_modules: Set[str] = set()
+        self._star_bound = False  # a star import of a project module bound names here
         self._renamed_members = (
             False  # renamed to a method or attribute torch_npu registers (.npu(), .is_npu)
         )
@@ -646,9 +651,10 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
     def _imports_without_their_anchor(self) -> List:
         """The insertions whose anchor the module never imports, in a module calling a renamed
         method or attribute: ``.cuda()`` on a model transformers built, torch imported nowhere
-        here. torch_npu must be imported before ``.npu()`` runs (torch before 2.5 does not load it
-        by itself, and nothing else may import it)."""
-        if not self._pending_inserts or not self._renamed_members:
+        here; or any change where torch came through a star import. torch_npu must be imported
+        before ``.npu()`` runs (torch before 2.5 does not load it by itself, and nothing else may
+        import it)."""
+        if not self._pending_inserts or not (self._renamed_members or (self._star_bound and self.changes)):
             return []
         return [
             insertion
@@ -790,6 +796,8 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         return False
 
     def leave_ImportFrom(self, original_node, updated_node):
+        if isinstance(updated_node.names, cst.ImportStar):
+            self._bind_star_names(updated_node)
         if updated_node.relative or updated_node.module is None:
             self._bind_relative_names(updated_node)
             return updated_node
@@ -850,6 +858,13 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
             self._lines_after.setdefault(id(self._lines[-1]), []).extend(extra)
             first = first.with_changes(lpar=None, rpar=None, names=_clean_commas(groups[modules[0]]))
         return first
+
+    def _bind_star_names(self, node: cst.ImportFrom) -> None:
+        """The names a star import of a project module binds (its own imports of torch...)."""
+        written = "." * len(node.relative) + (dotted_name(node.module) if node.module is not None else "")
+        for name, qualified in self.project.star_bindings.get(self._path, {}).get(written, ()):
+            self.scopes.bind(name, ImportBinding(qualified, self._renamed(qualified) or qualified))
+            self._star_bound = True
 
     def _bind_relative_names(self, node: cst.ImportFrom) -> None:
         if isinstance(node.names, cst.ImportStar):
