@@ -811,6 +811,8 @@ def main():
     for i in range(torch.cuda.device_count()):
         with torch.cuda.device(i):
             torch.cuda.empty_cache()
+    with torch.cuda.device(torch.cuda.current_device()):
+        print(f"still {torch.cuda.current_device()}", flush=True)
 
 
 if __name__ == "__main__":
@@ -818,21 +820,25 @@ if __name__ == "__main__":
 """
 
 
-@pytest.mark.parametrize("flag,name", [("-s", "DEVICE_ID"), ("distributed", "LOCAL_RANK")])
-def test_a_device_context_selects_the_card_from_the_environment(tmp_path, flag, name):
+# -s selects DEVICE_ID's card at the start of run.py; distributed selects LOCAL_RANK's in the
+# trainer only, so run.py's current device is card 0 outside the context
+@pytest.mark.parametrize("flag,name,current", [("-s", "DEVICE_ID", "1"), ("distributed", "LOCAL_RANK", "0")])
+def test_a_device_context_selects_the_card_from_the_environment(tmp_path, flag, name, current):
     """SimCLR trains inside ``with torch.cuda.device(args.gpu_index)`` (0 by default): kept, it
     put every process on card 0 whatever DEVICE_ID or LOCAL_RANK said. It selects that card now,
-    as ``set_device`` does; a loop's variable (a card each) stays, with its row. Run under the
-    stand-in with two cards and the index 1."""
+    as ``set_device`` does; a loop's variable (a card each) stays, with its row, and so does the
+    current device, unreported (sd-scripts: under accelerate, DEVICE_ID unset, every rank's
+    context went to card 0). Run under the stand-in with two cards and the index 1."""
     out = migrated_beside_a_trainer(tmp_path, flag, "run.py", DEVICE_CONTEXT)
     text = (out / "run.py").read_text()
     assert f"    with torch.npu.device({name}):\n" in text
     assert "        with torch.npu.device(i):\n" in text
+    assert "    with torch.npu.device(torch.npu.current_device()):\n" in text
     assert [row[:4] for row in kept_rows(out)] == [["run.py", "14", "14", "torch.cuda.device"]]
     pytest.importorskip("torch")
     env = {**os.environ, name: "1"}
     run = run_cli("run", "--devices", "2", "--", sys.executable, "run.py", cwd=out, env=env)
-    assert (run.returncode, run.stdout) == (0, "card 1\n"), run.stderr
+    assert (run.returncode, run.stdout) == (0, f"card 1\nstill {current}\n"), run.stderr
 
 
 def test_a_config_key_named_like_the_variable_is_no_index_from_the_environment(tmp_path):

@@ -14,7 +14,8 @@ A value made of a loop's variable (``for path, index in mapping.items():`` then
 ``torch.device(root.type, index)``) names one card per iteration, a model spread over cards: it is
 left alone too and reported with ``loop_tip``. So is the device some data already lives on
 (``set_device(points.device)``, mmcv's ``points_device``, T5's ``first_device`` from its device
-map), reported with ``placed_tip``: that card follows the data, not the process. In a file that
+map), reported with ``placed_tip``: that card follows the data, not the process. The current
+device (``torch.cuda.current_device()``) is the card selected already and stays, unreported. In a file that
 sets the visible cards in Python (ijepa, yolov7), every device stays, reported with ``mask_tip``:
 the process numbers the cards the mask leaves it from 0, so the index from the environment may
 name a card it cannot see.
@@ -49,6 +50,8 @@ VALUES = ("indexed", "any")
 ROOT_NAME = re.compile(r"(?<![.\w])[A-Za-z_]\w*")
 INDEXED_DEVICE = re.compile(r"^[a-z]+:[0-9]+$")
 CPU_DEVICE = re.compile(r"^cpu(:[0-9]+)?$")
+# The card the process selected already (sd-scripts' torch.cuda.device(torch.cuda.current_device())).
+CURRENT_DEVICE = re.compile(r"\bcurrent_device\(\s*\)\s*$")
 # Where data already lives: a tensor's or module's device, or a card of a model's device map.
 PLACED = re.compile(r"\.device\s*$|\.get_device\(\s*\)\s*$|\bdevice_map\b")
 
@@ -93,8 +96,8 @@ class DeviceIdArg(CallArgumentKind):
         if block is None or any(_is_cpu(arg.value) for arg in call.args):
             return call
         code = ctx.code(value)
-        if _reads_name(code, block.name):
-            return call  # already the index from the environment
+        if _reads_name(code, block.name) or CURRENT_DEVICE.search(code):
+            return call  # already the index from the environment, or the card selected already
         if rule["values"] == "indexed" and (not _is_indexed(value) or names_several_cards(ctx.source)):
             return call  # several cards by number: DeviceIdStringRule reports them
         if ctx.facts.narrows_visible_devices:  # the process numbers the cards the mask leaves it from 0
