@@ -777,6 +777,44 @@ def test_a_spawned_workers_card_stays_its_index(tmp_path, flag):
     assert sorted(re.findall(r"worker \d: card \d", run.stdout)) == ["worker 0: card 0", "worker 1: card 1"]
 
 
+SPAWNED_THROUGH_MAIN = """import torch
+
+
+def main(cfg):
+    if torch.cuda.is_available():
+        torch.cuda.set_device(cfg.device_id)
+    print(f"worker {cfg.device_id}: card {torch.cuda.current_device()}", flush=True)
+
+
+def distributed_main(device_id, cfg):
+    cfg.device_id = device_id
+    main(cfg)
+
+
+class Cfg:
+    pass
+
+
+if __name__ == "__main__":
+    torch.multiprocessing.spawn(fn=distributed_main, args=(Cfg(),), nprocs=torch.cuda.device_count())
+"""
+
+
+@pytest.mark.parametrize("flag", ["-s", "distributed"])
+def test_a_spawned_workers_card_stays_its_index_in_the_function_it_calls(tmp_path, flag):
+    """mmf's run.py: ``distributed_main(device_id, ...)`` sets ``config.device_id = device_id``
+    and calls ``main``, which selects ``config.device_id``: with the environment's index in its
+    place both workers took one card, and HCCL's first all_reduce failed."""
+    out = migrated_beside_a_trainer(tmp_path, flag, "run.py", SPAWNED_THROUGH_MAIN)
+    assert "        torch.npu.set_device(cfg.device_id)\n" in (out / "run.py").read_text()
+    kept = [row[:4] for row in rows(out / "transplant_result_file" / "unsupported_api.csv")[1:]]
+    assert ["run.py", "6", "6", "torch.cuda.set_device"] in kept
+    pytest.importorskip("torch")
+    run = run_cli("run", "--devices", "2", "--", sys.executable, "run.py", cwd=out)
+    assert run.returncode == 0, run.stderr
+    assert sorted(re.findall(r"worker \d: card \d", run.stdout)) == ["worker 0: card 0", "worker 1: card 1"]
+
+
 def test_an_entry_script_using_torch_through_the_project_s_modules_selects_device_id(tmp_path):
     """llm-foundry's scripts/train/train.py and alignment-handbook's sft.py import no torch: the
     training is in the package they call. They got no selection, so DEVICE_ID=1 trained on card

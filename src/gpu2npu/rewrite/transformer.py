@@ -176,6 +176,10 @@ _PROCESS_TARGET = re.compile(
 )
 
 
+# def name(first, ...): a function and its first parameter
+_DEFINITION = re.compile(r"(?m)^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\([ \t\n]*(\w+)")
+
+
 class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
     """Apply the index's rules to one module. Lines of changes come from a newline counter kept
     during the pass (libcst visits nodes in source order), instead of PositionProvider, which
@@ -448,6 +452,17 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
             )
         name, first = self._functions[-1]
         return first if name in self._process_targets else None
+
+    def spawned_indices(self) -> FrozenSet[str]:
+        """The first parameters of the functions this file starts as processes (mmf's
+        ``distributed_main(device_id, ...)``): each worker's index, its card."""
+        self.process_index()
+        targets = self._process_targets or frozenset()
+        return frozenset(
+            match.group(2)
+            for match in _DEFINITION.finditer(self.source)
+            if match.group(1) in targets and match.group(2) != "self"
+        )
 
     def visit_Lambda(self, node: cst.Lambda) -> None:
         self.scopes.push("function")

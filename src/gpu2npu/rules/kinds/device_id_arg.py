@@ -9,7 +9,8 @@ call with a CPU device among its arguments is left alone; a value that already c
 environment or a rank (``LOCAL_RANK``, ``os.environ``, ``args.local_rank``, or made of names the
 file assigns from one of them: ``proc_id % num_gpus``) is left alone and reported with ``tip``; so
 is a spawned worker's index (``mp.spawn(fn=distributed_main)``, ``distributed_main(i, ...)``:
-``set_device(i)``, or a name assigned from ``i``), each worker's own card.
+``set_device(i)``, or a name assigned from ``i``; an attribute assigned from it, in any function
+of the file: mmf's ``config.device_id = device_id``), each worker's own card.
 A value made of a loop's variable (``for path, index in mapping.items():`` then
 ``torch.device(root.type, index)``) names one card per iteration, a model spread over cards: it is
 left alone too and reported with ``loop_tip``. So is the device some data already lives on
@@ -112,6 +113,9 @@ class DeviceIdArg(CallArgumentKind):
             process in _roots(code) or _assigned_from(ctx.source, code, _word(process))
         ):
             ctx.keep(name_subject(rule["func_name"]), rule.id)  # a spawned worker's card: its rank
+            return call
+        if "." in code and any(_assigned_from(ctx.source, code, _word(i)) for i in ctx.spawned_indices()):
+            ctx.keep(name_subject(rule["func_name"]), rule.id)  # mmf's config.device_id = device_id
             return call
         if ctx.facts.loop_variables & _roots(code):
             ctx.keep(name_subject(rule["func_name"]), rule.id, tip=rule["loop_tip"] or rule["tip"])
