@@ -198,6 +198,47 @@ def test_a_wrapper_whose_module_another_file_reads_is_kept_and_reported(mode, tm
     ]
 
 
+DEVICE = (
+    "import torch\n"
+    "\n"
+    "class Device:\n"
+    "    def parallelize_model(self):\n"
+    "        if torch.cuda.device_count() > 1:\n"
+    "            self.model = torch.nn.DataParallel(self.model)\n"
+    "        self.critic = torch.nn.DataParallel(self.critic)\n"
+)
+CHECKPOINT = (
+    "class Checkpoint:\n"
+    "    def save(self):\n"
+    "        model = self.trainer.model\n"
+    "        if self.data_parallel:\n"
+    "            model = model.module\n"
+    "        return model.state_dict(), self.trainer.model.module\n"
+)
+
+
+def test_a_wrapper_assigned_to_an_attribute_another_file_reads_module_through_is_kept(tmp_path):
+    """mmf: device.py sets self.model = DataParallel(self.model) on several cards; checkpoint.py
+    reads self.trainer.model.module (and model.module of model = self.trainer.model). The wrapper
+    was replaced, and the first checkpoint save stopped with AttributeError. It stays now,
+    reported; a wrapper on an attribute no file reads .module through is replaced as before."""
+    write(tmp_path / "proj" / "trainers" / "device.py", DEVICE)
+    write(tmp_path / "proj" / "utils" / "checkpoint.py", CHECKPOINT)
+    result = run_cli("migrate", "-i", tmp_path / "proj", "-o", tmp_path / "out", "--no-cache")
+    assert result.returncode == 0, result.stderr
+    out = tmp_path / "out" / "proj_msft"
+    text = (out / "trainers" / "device.py").read_text()
+    assert "            self.model = torch.nn.DataParallel(self.model)\n" in text
+    assert "        self.critic = self.critic\n" in text
+    kept = rows(out / "transplant_result_file" / "unsupported_api.csv")[1:]
+    assert [row[:4] for row in kept] == [["trainers/device.py", "6", "6", "torch.nn.DataParallel"]]
+    assert kept[0][4].startswith(
+        "kept: torch.nn.DataParallel is not supported on the NPU, and another file reads"
+    )
+    assert "self.trainer.model.module" in kept[0][4]
+    assert run_cli("check", tmp_path / "proj", "--no-cache").returncode == 1
+
+
 SCATTERED = (
     "import torch\n"
     "from torch.utils.data import DataLoader\n"

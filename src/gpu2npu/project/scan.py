@@ -142,20 +142,29 @@ def scan_project(
 
 def _reads_wrapper_of(data: bytes, attributes) -> FrozenSet[str]:
     """The functions whose result the file reads a wrapper's attribute of, outside a test for it:
-    ``create_model`` of ``model = create_model(opt)`` and ``model.module.save()``."""
+    ``create_model`` of ``model = create_model(opt)`` and ``model.module.save()``; and, with a
+    leading dot, the object attributes it reads it through: ``.model`` of
+    ``self.trainer.model.module``, or of ``model = self.trainer.model`` and ``model.module``."""
     found: Set[str] = set()
     for attribute in attributes:
         if b"." + attribute.encode() not in data:
             continue
-        reads = re.compile(rb"(?<![\w.])([A-Za-z_]\w*)\." + attribute.encode() + rb"\b")
+        # a name (model.module) or, with its dot, an object's attribute (.model of x.model.module)
+        reads = re.compile(rb"((?<![\w.])|\.)([A-Za-z_]\w*)\." + attribute.encode() + rb"\b")
         read = {
-            match.group(1)
+            match.group(1) + match.group(2)
             for line in data.splitlines()
             if not _TESTS_FOR_A_WRAPPER.search(line)
             for match in reads.finditer(line)
         }
         found.update(
             function.decode() for name, function in _ASSIGNED_FROM_A_CALL.findall(data) if name in read
+        )
+        found.update(name.decode() for name in read if name.startswith(b"."))
+        found.update(
+            "." + held.decode()
+            for name, held in _ASSIGNED_FROM_AN_ATTRIBUTE.findall(data)
+            if name in read and held != attribute.encode()
         )
     return frozenset(found)
 
@@ -547,6 +556,10 @@ _LOADS_STATE = re.compile(rb"\.load_state_dict\s*\(")
 # name = f(...) or name = module.f(...): the function whose result the name holds
 _ASSIGNED_FROM_A_CALL = re.compile(
     rb"(?m)^[ \t]*([A-Za-z_]\w*)[ \t]*=[ \t]*(?:[A-Za-z_]\w*\.)*([A-Za-z_]\w*)\("
+)
+# name = a.b.c: the attribute (c) whose object the name holds
+_ASSIGNED_FROM_AN_ATTRIBUTE = re.compile(
+    rb"(?m)^[ \t]*([A-Za-z_]\w*)[ \t]*=[ \t]*[A-Za-z_][\w.]*\.([A-Za-z_]\w*)[ \t]*(?:#[^\n]*)?$"
 )
 # a line that asks whether an object is wrapped before reading its attribute
 _TESTS_FOR_A_WRAPPER = re.compile(rb"\b(?:hasattr|getattr|isinstance)\(")

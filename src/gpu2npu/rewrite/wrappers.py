@@ -24,13 +24,22 @@ def kept_wrappers(
     read_elsewhere: FrozenSet[str] = frozenset(),
 ) -> List[Kept]:
     """``table``: the wrappers by qualified name; ``read_elsewhere``: the functions whose result
-    another file reads a wrapper's attribute of."""
+    another file reads a wrapper's attribute of, and (``.model``) the object attributes it reads
+    it through."""
     kept = []
     returning = {
         id(call): node.name
         for node in module_nodes(tree)
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in read_elsewhere
         for call in ast.walk(node)
+        if isinstance(call, ast.Call)
+    }
+    held = {
+        id(call)
+        for node in module_nodes(tree)
+        if isinstance(node, ast.Assign)
+        and any(isinstance(t, ast.Attribute) and "." + t.attr in read_elsewhere for t in node.targets)
+        for call in ast.walk(node.value)
         if isinstance(call, ast.Call)
     }
     for node in module_nodes(tree):
@@ -47,6 +56,8 @@ def kept_wrappers(
             kept.append(Kept(line, name, end, name, wrapper.rule_id))
         elif id(node) in returning:
             kept.append(Kept(line, name, end, name, wrapper.rule_id, tip=wrapper.returned_tip))
+        elif id(node) in held:
+            kept.append(Kept(line, name, end, name, wrapper.rule_id, tip=wrapper.attribute_tip))
         elif wrapper.inputs_tip:
             kept += _cpu_inputs(tree, imports, node, name, wrapper)
     return kept

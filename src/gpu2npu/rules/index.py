@@ -286,6 +286,9 @@ class KeptWrapper:
     returned_tip: str  # where another file reads the attribute of what a function returns
     inputs_tip: str = ""  # where a call gives the model tensors only the wrapper moved ({call}, {line})
     subclass_tip: str = ""  # where a class of the project derives from the wrapper
+    attribute_tip: str = (
+        ""  # where another file reads the attribute of the object attribute it is assigned to
+    )
 
 
 @dataclass

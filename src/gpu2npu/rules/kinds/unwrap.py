@@ -7,7 +7,10 @@ that reads it (``model.module.state_dict()``) keeps the call, reported with ``ti
 only happens when the object has the attribute (``m.module if hasattr(m, 'module') else m``,
 or behind ``isinstance(m, DataParallel)``) is no such read (gpu2npu.rewrite.wrappers decides).
 So is a call in a function whose result another file reads the attribute of (pix2pixHD's
-``create_model`` returns the wrapper; train.py reads ``model.module.save``), with ``returned_tip``.
+``create_model`` returns the wrapper; train.py reads ``model.module.save``), with ``returned_tip``,
+and a call assigned to an object's attribute another file reads the wrapper's attribute through
+(mmf: ``self.model = DataParallel(self.model)``; checkpoint.py reads ``self.trainer.model.module``),
+with ``attribute_tip``.
 The wrapped model is the ``arg_idx``-th positional argument or the ``arg_keyword`` one. Where
 the project loads a state dict (``net.load_state_dict(checkpoint['net'])``, pytorch-cifar's
 ``--resume``; score_sde's in another file), a checkpoint the original saved through the wrapper
@@ -63,6 +66,11 @@ class UnwrapModel(RuleKind):
         "subclass_tip": Field(
             str, default="", help="what to do where a class derives from the wrapper (kept, unsupported)"
         ),
+        "attribute_tip": Field(
+            str,
+            default="",
+            help="what to do where another file reads the attribute through the object attribute set to it",
+        ),
     }
 
     def validate(self, fields):
@@ -83,6 +91,7 @@ class UnwrapModel(RuleKind):
             rule["returned_tip"] or rule["tip"],
             rule["inputs_tip"],
             rule["subclass_tip"],
+            rule["attribute_tip"] or rule["returned_tip"] or rule["tip"],
         )
 
     def trigger_words(self, rule):
