@@ -24,20 +24,7 @@ def step(x):
 if __name__ == "__main__":
     print(device.type, step(torch.ones(2)).__class__.__name__ if False else device.type == "npu")
 """
-MIGRATED = """import torch_npu
-from .IFNet import *
-
-device = torch.device("npu" if torch.npu.is_available() else "cpu")
-
-
-def step(x):
-    torch.npu.synchronize()
-    return F.relu(x.to(device)), nn.Linear
-
-
-if __name__ == "__main__":
-    print(device.type, step(torch.ones(2)).__class__.__name__ if False else device.type == "npu")
-"""
+MIGRATED = "import torch_npu\n" + MODEL.replace('"cuda"', '"npu"').replace("torch.cuda.", "torch.npu.")
 
 
 def project(root):
