@@ -446,18 +446,21 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         gets ``i``, the worker's card), else None."""
         if not self._functions or self._functions[-1][1] is None:
             return None
+        name, first = self._functions[-1]
+        return first if name in self._started_functions() else None
+
+    def _started_functions(self) -> FrozenSet[str]:
+        """The functions this file starts as processes (mp.spawn(fn), Process(target=fn))."""
         if self._process_targets is None:
             self._process_targets = frozenset(
                 m.group(1) or m.group(2) for m in _PROCESS_TARGET.finditer(self.source)
             )
-        name, first = self._functions[-1]
-        return first if name in self._process_targets else None
+        return self._process_targets
 
     def spawned_indices(self) -> FrozenSet[str]:
         """The first parameters of the functions this file starts as processes (mmf's
         ``distributed_main(device_id, ...)``): each worker's index, its card."""
-        self.process_index()
-        targets = self._process_targets or frozenset()
+        targets = self._started_functions()
         return frozenset(
             match.group(2)
             for match in _DEFINITION.finditer(self.source)
