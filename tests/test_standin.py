@@ -424,6 +424,43 @@ def test_profiler_accepts_npu_activities_and_writes_a_trace(tmp_path):
     assert out.splitlines()[-2:] == ["True ProfilerAction.RECORD", "[True]"]
 
 
+PROFILED_TABLE = """\
+import torch
+from torch.profiler import profile, ProfilerActivity
+model = torch.nn.Linear(4, 4).cuda()
+def handler(p):
+    print(p.events())
+with torch.autograd.profiler.profile(use_cuda=True) as legacy:
+    model(torch.ones(2, 4).cuda())
+print(len(legacy.key_averages()) > 0)
+with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], on_trace_ready=handler) as prof:
+    model(torch.ones(2, 4).cuda())
+print(prof.key_averages().table(sort_by="cuda_time_total"))
+"""
+
+
+def test_a_table_of_the_migrated_profiler_is_reported_and_fails_as_on_an_npu(tmp_path):
+    """torch_npu's profile writes its data for the Ascend tools and has no key_averages() nor
+    events(): their reads on what torch.profiler.profile made are reported (not those of the
+    legacy autograd profiler, which keeps them), and the stand-in fails the same way."""
+    require_torch()
+    write(tmp_path / "src" / "prof.py", PROFILED_TABLE)
+    result = run_cli("migrate", "-i", tmp_path / "src", "-o", tmp_path / "out", "--no-cache")
+    assert result.returncode == 0, result.stderr
+    reports = tmp_path / "out" / "src_msft" / "transplant_result_file"
+    found = [
+        row[:4] + row[5:7] for row in rows(reports / "manual_work.csv") if row[6] in ("G2N989", "G2N990")
+    ]
+    assert found == [
+        ["prof.py", "5", "5", "p.events", "unsupported", "G2N990"],
+        ["prof.py", "11", "11", "prof.key_averages", "unsupported", "G2N989"],
+    ]
+    run = run_cli("run", "--", sys.executable, "prof.py", cwd=tmp_path / "out" / "src_msft")
+    assert run.returncode == 1
+    assert run.stdout.splitlines() == ["True"]  # the legacy profiler's table is made
+    assert run.stderr.splitlines()[-1] == "AttributeError: 'profile' object has no attribute 'events'"
+
+
 def test_fused_optimizers_are_torch_optimizers_with_the_same_arguments():
     out = standin_python(
         """

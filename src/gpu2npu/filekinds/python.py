@@ -136,14 +136,47 @@ def _attributes_reported(tree, rules, kept) -> List[Reported]:
     uses = [node for node in module_nodes(tree) if isinstance(node, ast.Attribute) and node.attr in rules]
     assigned = {node.attr for node in uses if not isinstance(node.ctx, ast.Load)}
     kept_reads = {(k.line, k.key) for k in kept}
+    made_by = {name: _made_by(tree, rule["used_with"]) for name, rule in rules.items() if rule["used_with"]}
     rows = set()
     for node in uses:
         if node.attr in assigned or (node.end_lineno, ANY_RECEIVER + node.attr) in kept_reads:
+            continue
+        if node.attr in made_by and not _receiver_made(node.value, made_by[node.attr]):
             continue
         rule = rules[node.attr]
         where = (node.lineno, node.end_lineno)
         rows.add(Reported(*where, ast.unparse(node), rule["tip"], rule.id, rule["category"]))
     return list(rows)
+
+
+def _made_by(tree, names) -> tuple:
+    """(calls, receivers) of the objects the calls of ``names`` make: the calls themselves, and the
+    names bound to one (``with profile() as prof``, ``prof = profile()``, ``self.prof = ...``) or
+    given one as the first parameter of a function of the file passed to such a call (a handler:
+    ``on_trace_ready=trace_handler``)."""
+    reads = _reads_of(tree, dict.fromkeys(names, True))
+    calls = {id(node) for node in module_nodes(tree) if isinstance(node, ast.Call) and id(node.func) in reads}
+    if not calls:
+        return calls, set()
+    receivers, handlers = set(), set()
+    for node in module_nodes(tree):
+        if isinstance(node, ast.withitem) and id(node.context_expr) in calls and node.optional_vars:
+            receivers.add(dotted(node.optional_vars))
+        elif isinstance(node, ast.Assign) and id(node.value) in calls:
+            receivers.update(dotted(target) for target in node.targets)
+        elif isinstance(node, ast.Call) and id(node) in calls:
+            given = [*node.args, *(keyword.value for keyword in node.keywords)]
+            handlers.update(value.id for value in given if isinstance(value, ast.Name))
+    for node in module_nodes(tree):
+        if isinstance(node, ast.FunctionDef) and node.name in handlers and node.args.args:
+            receivers.add(node.args.args[0].arg)
+    return calls, receivers - {None}
+
+
+def _receiver_made(receiver, made) -> bool:
+    """Whether ``receiver`` is one of the objects ``_made_by`` found."""
+    calls, receivers = made
+    return id(receiver) in calls or dotted(receiver) in receivers
 
 
 def _gates_reported(tree, rules) -> List[Reported]:

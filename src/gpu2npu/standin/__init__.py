@@ -42,7 +42,8 @@ What is emulated
   runs on gloo, its reducing collectives refusing what HCCL does not reduce (float64);
   ``DistributedDataParallel(model, device_ids=[rank])`` drops ``device_ids`` and
   ``output_device`` for the CPU-placed model. Multiprocessing spawn and torchrun work.
-* ``torch_npu.profiler``: ``profile`` (profiles the CPU whatever the activities), ``schedule``,
+* ``torch_npu.profiler``: ``profile`` (profiles the CPU whatever the activities; no ``key_averages``
+  nor ``events``, as torch_npu's), ``schedule``,
   ``tensorboard_trace_handler`` (torch's Chrome trace), ``ProfilerActivity`` (``CPU``, ``NPU``),
   ``ProfilerAction``, ``_ExperimentalConfig`` and ``experimental_config`` (accepted, ignored).
 * ``torch_npu.optim``: ``NpuFusedAdam``, ``NpuFusedAdamW``, ``NpuFusedSGD``, ``NpuFusedRMSprop``,

@@ -101,6 +101,15 @@ class profile(torch.profiler.profile):
         )
         self.npu_experimental_config = experimental_config  # torch's own attribute is torch's config
 
+    # torch_npu's profile writes its data for the Ascend tools: none of kineto's in-process tables
+    @property
+    def key_averages(self):
+        raise AttributeError("'profile' object has no attribute 'key_averages'")
+
+    @property
+    def events(self):
+        raise AttributeError("'profile' object has no attribute 'events'")
+
 
 __all__ = [
     "AiCMetrics",
