@@ -1180,3 +1180,49 @@ def test_check_fails_on_a_detection_op_the_npu_adapter_lacks(tmp_path):
     write(tmp_path / "ok" / "amg.py", DETECTION_OPS.replace("from torchvision.ops import PSRoIAlign\n", ""))
     assert run_cli("check", tmp_path / "ok", "--no-cache").returncode == 0
     assert run_cli("check", tmp_path / "ok", "--no-cache", "--fail-on", "any").returncode == 1
+
+
+ONNX_SESSION = """\
+import numpy as np
+import onnxruntime as ort
+import torch
+
+
+def session(path, device="cuda"):
+    provider = ["CUDAExecutionProvider"] if device == "cuda" else ["CPUExecutionProvider"]
+    return ort.InferenceSession(path, providers=provider)
+
+
+def bound(img):
+    value = ort.OrtValue.ortvalue_from_numpy(img, "cuda", 0)
+    out = ort.OrtValue.ortvalue_from_shape_and_type([1, 2], np.float32, device_type="cuda")
+    return value, out, torch.tensor(img).cuda()
+"""
+ONNX_ROWS = [  # manual_work.csv
+    ["onnx.py", "7", "CUDAExecutionProvider", "limited", "G2N991"],
+    ["requirements.txt", "1", "onnxruntime-gpu", "unsupported", "G2N503"],
+]
+ONNX_KEPT = [  # unsupported_api.csv
+    ["onnx.py", "12", "device_type='cuda'", "unsupported", "rules:G2N992"],
+    ["onnx.py", "13", "device_type='cuda'", "unsupported", "rules:G2N993"],
+]
+
+
+@pytest.mark.parametrize("options", [(), ("--target", "portable")])
+def test_onnxruntime_s_cuda_devices_stay_and_its_cuda_provider_is_reported(tmp_path, options):
+    """efficientvit's ONNX paths: onnxruntime's "cuda" became "npu" (none of onnxruntime's
+    devices) and its CUDA execution provider had no row: onnxruntime's own device strings stay,
+    and each CUDA side of onnxruntime is a row naming its CANN build."""
+    write(tmp_path / "proj" / "onnx.py", ONNX_SESSION)
+    write(tmp_path / "proj" / "requirements.txt", "onnxruntime-gpu==1.18\n")
+    result = run_cli("migrate", "-i", tmp_path / "proj", "-o", tmp_path / "out", "--no-cache", *options)
+    assert result.returncode == 0, result.stderr
+    migrated = (tmp_path / "out" / "proj_msft" / "onnx.py").read_text()
+    assert migrated.count('"cuda", 0)') == 1 and migrated.count('device_type="cuda"') == 1
+    assert ('device="cuda"' in migrated, "torch.tensor(img).cuda()" in migrated) == (False, False)
+    reports = tmp_path / "out" / "proj_msft" / "transplant_result_file"
+    found = [row for row in rows(reports / "manual_work.csv") if row[6] in ("G2N991", "G2N503")]
+    kept = rows(reports / "unsupported_api.csv")[1:]
+    assert [[row[0], row[1], row[3], row[5], row[6]] for row in found] == ONNX_ROWS
+    assert [[row[0], row[1], row[3], row[5], row[-1]] for row in kept] == ONNX_KEPT
+    assert all("CANN" in row[4] or "cann" in row[4] for row in found + kept)

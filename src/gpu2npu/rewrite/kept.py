@@ -53,7 +53,7 @@ def file_kept(
     if any(_mentions(data, name) for name in index.kept_wrappers):
         imports = imports if imports is not None else file_imports(tree)
         kept += kept_wrappers(tree, imports, index.kept_wrappers, wrapper_read_from)
-    if any(rule.keyword.encode() in data for rule in index.argument_strings):
+    if any(_may_pass(data, rule) for rule in index.argument_strings):
         imports = imports if imports is not None else file_imports(tree)
         kept += kept_argument_strings(tree, imports, index.argument_strings)
     if index.member_strings is not None and b"class" in data:
@@ -75,6 +75,14 @@ def file_kept(
                 continue  # Triton's backend name: only where the file asks for it
             kept += kept_compared_strings(tree, imports, index.strings, rule, index.string_names)
     return sorted(kept)
+
+
+def _may_pass(data: bytes, rule) -> bool:
+    """Whether the bytes may pass a string a KeepArgumentStringRule keeps: its keyword, or for an
+    argument that may be positional, one of its callees."""
+    if rule.position >= 0:
+        return any(_mentions(data, name) for name in rule.funcs)
+    return rule.keyword.encode() in data
 
 
 def _mentions(data: bytes, name: str) -> bool:

@@ -79,22 +79,17 @@ def _enumerations(classes: List[ast.ClassDef], imports: Dict[str, str], bases) -
 
 
 def kept_argument_strings(tree: ast.AST, imports: Dict[str, str], rules: List[ArgumentStrings]) -> List[Kept]:
-    """The listed strings given to the rules' keywords of their callees."""
+    """The listed strings given to the rules' keywords of their callees (or at their positions)."""
     kept: List[Kept] = []
     for rule in rules:
         found = []
         for node in module_nodes(tree):
             if not isinstance(node, ast.Call) or qualify(dotted(node.func) or "", imports) not in rule.funcs:
                 continue
-            for keyword in node.keywords:
-                value = keyword.value
-                if (
-                    keyword.arg == rule.keyword
-                    and isinstance(value, ast.Constant)
-                    and isinstance(value.value, str)
-                    and value.value in rule.values
-                ):
-                    found.append(value)
+            given = [keyword.value for keyword in node.keywords if keyword.arg == rule.keyword]
+            if 0 <= rule.position < len(node.args):
+                given.append(node.args[rule.position])
+            found += [value for value in given if _is_text(value) and value.value in rule.values]
         kept += _kept(tree, found, rule.rule_id, rule.works, f"{rule.keyword}=")
     return kept
 

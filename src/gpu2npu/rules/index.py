@@ -248,6 +248,7 @@ class ArgumentStrings:
     values: FrozenSet[str]  # the literals kept and reported
     rule_id: str
     works: bool
+    position: int = -1  # its place among the positional arguments; -1: given by keyword only
 
 
 @dataclass(frozen=True)

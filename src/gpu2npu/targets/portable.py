@@ -18,6 +18,7 @@ TARGET = Target(
         "kept_on_cuda.yaml",
         "every_mode/cuda_only.yaml",
         "every_mode/torchvision_ops.yaml",
+        "every_mode/onnxruntime.yaml",
         "every_mode/cuda_extensions.yaml",
         "every_mode/newer_torch.yaml",
         "every_mode/older_torch.yaml",

@@ -3,7 +3,9 @@ reported, where the callee has no NPU value for it: Lightning's ``Trainer(accele
 would become ``accelerator="npu"``, which Lightning does not know (no NPU accelerator is built
 in). Kept the same as in a config file (G2N832), the tip says what to register instead.
 ``values``: the literals kept (and reported, whether or not a rule would rewrite them);
-``works``: the call works as it is (a limit) rather than needing work before it runs on NPU.
+``works``: the call works as it is (a limit) rather than needing work before it runs on NPU;
+``position``: the argument's place where it is passed positionally too (onnxruntime's
+``OrtValue.ortvalue_from_numpy(array, "cuda", 0)``).
 
     rules:
       KeepArgumentStringRule:
@@ -26,6 +28,9 @@ class KeepArgumentString(RuleKind):
         "keyword": Field(str, required=True, help="the keyword whose string is kept"),
         "values": Field(list, required=True, help="the literals kept and reported"),
         "works": Field(bool, default=False, help="the call works as it is on NPU (reported as a limit)"),
+        "position": Field(
+            int, default=-1, help="its place among the positional arguments (-1: keyword only)"
+        ),
         "tip": Field(str, required=True, help="what to do about a string that is kept"),
     }
 
@@ -34,6 +39,8 @@ class KeepArgumentString(RuleKind):
             return f"'keyword' must be a Python identifier, not {fields['keyword']!r}"
         if not fields["values"] or not all(isinstance(v, str) and is_identifier(v) for v in fields["values"]):
             return "'values' must list words such as cuda or gpu"
+        if fields["position"] < -1:
+            return f"'position' must be 0 or more (or -1 for a keyword only), not {fields['position']}"
         return check_names(**listed_names("func_names", fields["func_names"]))
 
     def compile(self, rule, index):
@@ -44,16 +51,17 @@ class KeepArgumentString(RuleKind):
                 frozenset(rule["values"]),
                 rule.id,
                 rule["works"],
+                rule["position"],
             )
         )
 
     def triggers(self, rule):
-        """The keyword given one of the values, in a file naming one of the callees."""
+        """The keyword given one of the values (or one of the values anywhere, where the argument
+        may be positional), in a file naming one of the callees."""
         callees = "|".join(sorted({re.escape(last(name)) for name in rule["func_names"]}))
         values = "|".join(sorted(re.escape(value) for value in rule["values"]))
-        return {
-            (rf"\b(?:{callees})\b", rf"\b{re.escape(rule['keyword'])}\s*=\s*[rRuU]?['\"](?:{values})['\"]")
-        }
+        keyword = "" if rule["position"] >= 0 else rf"\b{re.escape(rule['keyword'])}\s*=\s*"
+        return {(rf"\b(?:{callees})\b", rf"{keyword}[rRuU]?['\"](?:{values})['\"]")}
 
     def describe(self, rule):
         return f"keep {rule['keyword']}= {'/'.join(rule['values'])} of {', '.join(rule['func_names'])}"
