@@ -439,6 +439,49 @@ def test_a_cuda_test_bound_to_a_name_is_kept_where_the_name_selects_cuda_only_co
     ).replace("use_cuda = q.is_cuda", "use_cuda = q.is_npu").replace('device = "cuda"', 'device = "npu"')
 
 
+FUSED_NORM_ATTRIBUTE = """import torch
+import torch.nn.functional as F
+from apex.normalization.fused_layer_norm import FusedRMSNormAffineFunction
+
+
+class MixedFusedRMSNorm(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm_fn = FusedRMSNormAffineFunction
+        self.scale = torch.ones(4)
+
+    def forward(self, input):
+        if not input.is_cuda:
+            return F.layer_norm(input, (4,))
+        return self.norm_fn.apply(input, self.scale)
+
+
+class Scaled(torch.nn.Module):
+    def __init__(self, fused):
+        super().__init__()
+        self.fn = FusedRMSNormAffineFunction.apply if fused else None
+        self.fn = self.fn or F.layer_norm
+        self.scale = torch.ones(4).cuda()
+
+    def forward(self, input):
+        if not input.is_cuda:
+            return input
+        return self.fn(input * self.scale, (4,))
+"""
+
+
+def test_a_cuda_test_before_cuda_only_code_an_attribute_holds_is_kept():
+    """gpt-neox's MixedFusedRMSNorm calls apex's fused function through ``self.norm_fn``: its
+    ``is_cuda`` became ``is_npu``, sending NPU tensors into apex's CUDA kernel. An attribute that
+    every assignment sets to CUDA-only code is CUDA-only; one also set otherwise is not."""
+    assert migrate_code(FUSED_NORM_ATTRIBUTE) == FUSED_NORM_ATTRIBUTE.replace(
+        "import torch\n", "import torch\nimport torch_npu\n", 1
+    ).replace("torch.ones(4).cuda()", "torch.ones(4).npu()").replace(
+        "        if not input.is_cuda:\n            return input\n",
+        "        if not input.is_npu:\n            return input\n",
+    )
+
+
 SHORT_CIRCUIT = """import pytest
 import torch
 

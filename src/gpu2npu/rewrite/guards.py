@@ -629,6 +629,19 @@ class CudaOnly:
                         )
                         self.local.update(t.id for t in targets if isinstance(t, ast.Name))
             grew = len(self.local) > before
+        self.attributes |= self._cuda_only_attributes(tree)
+
+    def _cuda_only_attributes(self, tree: ast.AST) -> Set[str]:
+        """The attributes of ``self`` that every assignment sets to CUDA-only code (gpt-neox's
+        ``self.norm_fn = FusedRMSNormAffineFunction``, later called as ``self.norm_fn.apply``)."""
+        values: Dict[str, List[ast.AST]] = {}
+        for node in module_nodes(tree):
+            if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+                for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                    name = dotted(target) or ""
+                    if name.startswith("self.") and name.count(".") == 1:
+                        values.setdefault(name, []).append(node.value)
+        return {name for name, assigned in values.items() if all(self.used_in(value) for value in assigned)}
 
     def _relative_cuda_only(self, node: ast.ImportFrom) -> List[str]:
         """The local names a relative import binds to CUDA-only code."""
