@@ -77,6 +77,21 @@ def test_an_adam_step_is_a_warning_not_an_error(tmp_path, style):
     )
 
 
+def test_an_adam_step_through_its_module_path_is_the_same_warning(tmp_path):
+    """diffusers' ``from torch.optim.adam import Adam``: the lists name it torch.optim.Adam, and
+    G2N171's verdict on that name was lost (the lists' error, so check failed)."""
+    write(
+        tmp_path / "a.py", "import torch\nfrom torch.optim.adam import Adam\n\nopt = Adam([])\nopt.step()\n"
+    )
+    result = check(tmp_path, "a.py")
+    assert result.returncode == 0, result.stdout
+    assert "\n  5:1  warning  limited  torch.optim.adam.Adam.step: the default (foreach) Adam step runs" in (
+        result.stdout
+    )
+    explained = run_cli("rules", "explain", "torch.optim.adam.Adam.step")
+    assert "gpu2npu's rule G2N171" in explained.stdout, explained.stdout + explained.stderr
+
+
 def test_the_parts_of_data_parallel_are_errors_like_it(tmp_path):
     """dlrm drives several cards from one process with DataParallel's parts: only "unknown" before."""
     write(

@@ -156,6 +156,12 @@ class KnowledgeBase:
     def names(self) -> Iterator[str]:
         return iter(self._rows)
 
+    def table_name(self, api: str) -> str:
+        """The lists' spelling of an API torch also names otherwise (torch.optim.adam.Adam.step is
+        torch.optim.Adam.step); the name itself where it has no other."""
+        name = normalise_api(api)
+        return self._aliases.get(name, name)
+
     def lookup(self, api: str, version: str, overrides: Iterable[StatusOverride] = ()) -> Optional[ApiStatus]:
         """The status of ``api`` for torch ``version``; None for a name that is not judged
         (outside torch, and no override). ``overrides``: e.g. ``index.overrides_for(api)`` of
@@ -163,7 +169,9 @@ class KnowledgeBase:
         if version not in self.versions:
             raise ValueError(f"no status column for torch {version!r}; known: {', '.join(self.versions)}")
         name = normalise_api(api)
-        override = applicable_override(name, version, overrides)
+        override = applicable_override(name, version, overrides) or applicable_override(
+            self._aliases.get(name, name), version, overrides
+        )
         builtin = self._builtin_status(name, version) if is_torch_name(name) else None
         if override is not None:
             return self._overridden(name, version, override, builtin)

@@ -235,7 +235,9 @@ class ApiJudge:
         return decision is not None and decision.new is not None
 
     def _overrides(self, api: str):
-        return self.index.overrides_for(api)
+        """The status rules on ``api``, or on the name the lists give it where torch names it
+        otherwise too (G2N171's torch.optim.Adam.step for torch.optim.adam.Adam.step)."""
+        return self.index.overrides_for(api) or self.index.overrides_for(self.kb.table_name(api))
 
     def _cuda_op(self, site: CallSite) -> Optional[CudaOp]:
         if not self.ops or site.kind != "call":

@@ -42,7 +42,8 @@ def rules_table(
 def explain(name: str, version: str, rule_files: Sequence[str]) -> str:
     """Whether a torch API works on NPU for a version, and the facts behind the answer."""
     index = compile_index(load_rules(rule_files), version)
-    answer = KnowledgeBase.load().lookup(name, version, index.overrides_for(name))
+    kb = KnowledgeBase.load()
+    answer = kb.lookup(name, version, index.overrides_for(name) or index.overrides_for(kb.table_name(name)))
     if answer is None:
         return (
             f"{name} (torch {version}): not judged; "
