@@ -869,8 +869,23 @@ def test_a_cudnn_test_beside_the_device_s_is_reported_as_never_true_on_the_npu(t
             "SwissArmyTransformer (sat) picks its device through torch.cuda",
             1,
         ),
+        (  # only a task asking for GPUs: FastChat's gen_model_answer.py
+            "import ray\n\nplain = ray.remote(print)\nsplit = ray.remote(num_gpus=0.5)(print)\n",
+            ["4", "4", "ray.remote", "unsupported", "listed", "rules:G2N994"],
+            "Ray counts no GPU on an Ascend host, so a task or actor that asks for num_gpus stays pending",
+            1,
+        ),
     ],
-    ids=["vllm", "fairscale scaler", "basicsr engine", "openfold kernels", "mish_cuda", "timm scaler", "sat"],
+    ids=[
+        "vllm",
+        "fairscale scaler",
+        "basicsr engine",
+        "openfold kernels",
+        "mish_cuda",
+        "timm scaler",
+        "sat",
+        "ray num_gpus",
+    ],
 )
 def test_a_library_that_needs_cuda_or_a_plugin_is_reported_where_the_code_uses_it(
     tmp_path, code, row, tip, check
@@ -883,8 +898,9 @@ def test_a_library_that_needs_cuda_or_a_plugin_is_reported_where_the_code_uses_i
     openfold, whose fused kernels are CUDA-only. ScaledYOLOv4's model imports the CUDA extension
     mish_cuda; T2T-ViT scales its fp16 losses with timm's NativeScaler, a CUDA GradScaler that turns
     itself off (one given device='npu' has chosen). CogVideo's sat/ scripts train through
-    SwissArmyTransformer, which picks its card through torch.cuda and defaults to nccl. Each is
-    reported where the code uses it; check fails on the ones that cannot work."""
+    SwissArmyTransformer, which picks its card through torch.cuda and defaults to nccl. FastChat's
+    judge asks Ray for GPUs, which an Ascend host has none of. Each is reported where the code uses
+    it; check fails on the ones that cannot work."""
     write(tmp_path / "proj" / "main.py", code)
     result = run_cli("migrate", "-i", tmp_path / "proj", "-o", tmp_path / "out")
     assert result.returncode == 0, result.stderr

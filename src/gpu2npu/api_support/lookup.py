@@ -68,6 +68,7 @@ class StatusOverride:
     references: bool = False  # a reference to the name is a use too, not only a call
     cuda_only: bool = False  # a library that runs only on CUDA (a CUDA test selecting it stays CUDA)
     unless_keywords: FrozenSet[str] = frozenset()  # a call passing one has chosen (torch.load's weights_only)
+    with_keywords: FrozenSet[str] = frozenset()  # only a call passing one is meant (ray.remote's num_gpus)
 
     @property
     def source(self) -> str:

@@ -270,9 +270,14 @@ class ApiJudge:
 
 
 def _not_chosen(overrides, site: CallSite):
-    """The status rules that hold for this call: not one with an ``unless_keywords`` it passes."""
+    """The status rules that hold for this call: not one with an ``unless_keywords`` it passes,
+    nor one with ``with_keywords`` it passes none of."""
     passed = {keyword for keyword, _ in site.keywords}
-    return [rule for rule in overrides if not rule.unless_keywords & passed]
+    return [
+        rule
+        for rule in overrides
+        if not rule.unless_keywords & passed and (not rule.with_keywords or rule.with_keywords & passed)
+    ]
 
 
 def _ruled_limit(answer) -> bool:

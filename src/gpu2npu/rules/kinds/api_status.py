@@ -11,7 +11,8 @@ reference to the name, not only a call (``dtype=torch.float64``), and for a ``to
 method a call of it on any receiver (``x.double()``). ``cuda_only: true`` says a library runs only
 on CUDA (apex's CUDA kernels, flash-attn, ...): a CUDA test that selects it is not turned into an
 NPU test (see KeepGuardRule). A call that passes one of ``unless_keywords`` has made the choice
-the verdict is about and is not reported (torch.load's ``weights_only`` from torch 2.6).
+the verdict is about and is not reported (torch.load's ``weights_only`` from torch 2.6); with
+``with_keywords``, only a call passing one of them is (Ray's ``ray.remote(num_gpus=1)``).
 """
 
 from gpu2npu.api_support import STATUSES, StatusOverride, normalise_api
@@ -31,6 +32,7 @@ class ApiStatus(RuleKind):
         "references": Field(bool, default=False, help="report references to the name too, not only calls"),
         "cuda_only": Field(bool, default=False, help="the library runs only on CUDA"),
         "unless_keywords": Field(list, default=(), help="a call passing one of these is not reported"),
+        "with_keywords": Field(list, default=(), help="only a call passing one of these is reported"),
     }
 
     def validate(self, fields):
@@ -38,8 +40,9 @@ class ApiStatus(RuleKind):
             return f"'status' must be one of {', '.join(STATUSES)}, not {fields['status']!r}"
         names = [check_names(api=api) for api in apis(fields)]
         names += [
-            f"'unless_keywords' must list parameter names, not {name!r}"
-            for name in fields["unless_keywords"]
+            f"'{field}' must list parameter names, not {name!r}"
+            for field in ("unless_keywords", "with_keywords")
+            for name in fields[field]
             if not (isinstance(name, str) and is_identifier(name))
         ]
         return next(filter(None, names), None)
@@ -59,6 +62,7 @@ class ApiStatus(RuleKind):
                     references=bool(rule.get("references")),
                     cuda_only=bool(rule.get("cuda_only")),
                     unless_keywords=frozenset(rule.get("unless_keywords") or ()),
+                    with_keywords=frozenset(rule.get("with_keywords") or ()),
                 )
             )
 
