@@ -108,6 +108,25 @@ def test_single_quotes_comments_and_heredocs_are_data():
     assert reported("run.sh", script) == []
 
 
+def test_a_variable_a_quoted_command_line_sets_is_renamed():
+    """FastChat's build-api.sh starts its workers with ``screen -X stuff "CUDA_VISIBLE_DEVICES=1
+    python3 -m ..."``: the command line runs later in another shell, so the variable is set as
+    where the script sets it. Printed text and a longer name stay."""
+    script = (
+        'screen -DRRS w1 -X stuff  "CUDA_VISIBLE_DEVICES=1 python3 -m worker --path $P \\r"\n'
+        "bash -c 'export CUDA_VISIBLE_DEVICES=1; python train.py'\n"
+        'tmux send-keys "cd x && CUDA_VISIBLE_DEVICES=2,3 torchrun x.py" Enter\n'
+        'ssh host "MY_CUDA_VISIBLE_DEVICES=0 run"\n'
+    )
+    expected = (
+        'screen -DRRS w1 -X stuff  "ASCEND_RT_VISIBLE_DEVICES=1 python3 -m worker --path $P \\r"\n'
+        "bash -c 'export ASCEND_RT_VISIBLE_DEVICES=1; python train.py'\n"
+        'tmux send-keys "cd x && ASCEND_RT_VISIBLE_DEVICES=2,3 torchrun x.py" Enter\n'
+        'ssh host "MY_CUDA_VISIBLE_DEVICES=0 run"\n'
+    )
+    assert migrated("run.sh", script) == expected
+
+
 def test_a_here_string_is_no_heredoc_and_the_lines_after_it_are_migrated():
     """``read -ra L <<< "$x"`` (LLaVA's eval scripts): before, its second ``<`` started a heredoc
     that swallowed the rest of the file, so the per-chunk CUDA_VISIBLE_DEVICES stayed."""

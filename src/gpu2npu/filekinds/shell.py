@@ -53,6 +53,8 @@ PYTHON_VALUE_OPTIONS = {"-W", "-X"}  # options of python taking the next word as
 OPTION = re.compile(r"-{1,2}[A-Za-z][A-Za-z0-9_.\-]*")
 OVERRIDE = re.compile(r"[+~]{0,2}([A-Za-z_][A-Za-z0-9_.\-/@]*)=")  # Hydra: trainer.device=cuda
 DURATION = re.compile(r"[0-9.]+[smhd]?")
+# a variable set at the start of a command inside a quoted command line: "A=1 cmd", "x; export A=1"
+QUOTED_ASSIGNMENT = re.compile(rf"(?:^|(?<=[\s;&|(\"']))({NAME})=")
 # Commands that run the command after them: options that take a value (skipped with it).
 WRAPPERS: Dict[str, frozenset] = {
     "sudo": frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U"}),
@@ -298,6 +300,17 @@ def read_command(words: List[Word], edits: ShellEdits) -> None:
         _inline_python(words[1:], edits)
     if name not in PRINTING:
         _read_options(words[1:], edits)
+        _quoted_assignments(words[1:], edits)
+
+
+def _quoted_assignments(words: List[Word], edits: ShellEdits) -> None:
+    """Variables a quoted command line sets for the command it runs (FastChat's ``screen -X
+    stuff "CUDA_VISIBLE_DEVICES=1 python3 -m ..."``, ``bash -c 'export A=1; ...'``), renamed as
+    where the script sets them itself."""
+    for word in words:
+        if word.raw[:1] in ("'", '"') and "=" in word.raw:
+            for found in QUOTED_ASSIGNMENT.finditer(word.raw, 1):
+                edits.rename(found.group(1), word.start + found.start(1))
 
 
 def _inline_python(words: List[Word], edits: ShellEdits) -> None:
