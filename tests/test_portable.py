@@ -605,3 +605,30 @@ def test_a_cuda_tensor_type_named_by_a_string_is_kept_and_reported(tmp_path):
     assert check.returncode == 1
     found = [(f["file"], f["line"], f["rule"]) for f in json.loads(check.stdout)["findings"]]
     assert found == [("train.py", 4, "G2N982")]
+
+
+TENSORRT_STREAMS = """import torch
+
+
+def run(context):
+    s = torch.cuda.Stream()
+    context.execute_async_v3(s.cuda_stream)
+    handle = torch.cuda.current_stream().cuda_stream
+    return handle, torch.cuda.Stream()
+"""
+
+
+def test_a_cuda_stream_whose_raw_handle_is_read_stays_a_cuda_stream(tmp_path):
+    """flux's TensorRT engine passes ``s.cuda_stream`` to TensorRT: torch.Stream (and the stream
+    torch.accelerator.current_stream gives) has no ``cuda_stream``, so the portable tree failed on
+    CUDA. Those two stay torch.cuda's and are reported; a stream nobody reads that of changes."""
+    write(tmp_path / "proj" / "engine.py", TENSORRT_STREAMS)
+    result = run_cli("migrate", "-i", tmp_path / "proj", "-o", tmp_path / "out", "--target", "portable")
+    assert result.returncode == 0, result.stderr
+    migrated = (tmp_path / "out" / "proj_msft" / "engine.py").read_text()
+    assert migrated == TENSORRT_STREAMS.replace("handle, torch.cuda.Stream()", "handle, torch.Stream()")
+    found = rows(tmp_path / "out" / "proj_msft" / "transplant_result_file" / "unsupported_api.csv")
+    assert [(row[1], row[3], row[-1]) for row in found[1:]] == [
+        ("5", "torch.cuda.Stream", "rules:G2N995"),
+        ("7", "torch.cuda.current_stream", "rules:G2N996"),
+    ]
