@@ -145,6 +145,24 @@ def test_an_entry_script_selects_the_device_even_without_a_fixed_index(tmp_path)
     )
 
 
+def test_an_entry_script_that_imports_no_torch_but_uses_the_npu_selects_the_device(tmp_path):
+    """ChatGLM-6B's demos import transformers alone and call ``.half().cuda()``: they got
+    ``import torch_npu`` but no selection, so every process loaded the model on card 0."""
+    script = tmp_path / "cli_demo.py"
+    script.write_text(
+        "from transformers import AutoModel\n\nmodel = AutoModel.from_pretrained('m').half().cuda()\n\n"
+        "if __name__ == '__main__':\n    print(model)\n"
+    )
+    result, out = migrate_s(tmp_path, "-s", source=script)
+    assert result.returncode == 0, result.stderr
+    assert (out / "cli_demo.py").read_text() == (
+        "import torch_npu\nfrom transformers import AutoModel\nimport os\n"
+        + BLOCK
+        + "\nmodel = AutoModel.from_pretrained('m').half().npu()\n\n"
+        + "if __name__ == '__main__':\n    print(model)\n"
+    )
+
+
 def test_s_and_another_mode_contradict(tmp_path):
     result, _ = migrate_s(tmp_path, "-s", "--mode", "auto")
     assert result.returncode == 2

@@ -213,17 +213,20 @@ def _with_device_block(
     entry_statements=(),
 ) -> SourceResult:
     """The statements binding the device index from the environment, after the leading imports
-    of a module whose migrated code uses the name, and of an entry script that imports torch,
-    itself or through project modules (they select the device: ``_Selection``), then
-    ``entry_statements`` in an entry script; never where the module binds the name already."""
+    of a module whose migrated code uses the name, and of an entry script that imports torch (or
+    torch_npu, inserted where the code uses the NPU), itself or through project modules (they
+    select the device: ``_Selection``), then ``entry_statements`` in an entry script; never where
+    the module binds the name already."""
     current = result.new_bytes if result.new_bytes is not None else data
     if not entry and block.name.encode() not in current:
         return result
     tree = parse_ast(current)
     if tree is None or _binds_name(tree, block.name):
         return result
+    text = current.decode("utf-8", "replace")
     entry = entry and (
-        already_imported(current.decode("utf-8", "replace"), "torch", tree)
+        already_imported(text, "torch", tree)
+        or already_imported(text, "torch_npu", tree)  # ChatGLM's demos: only transformers and .cuda()
         or path in project.torch_through_imports
     )
     if not (entry or _uses_name(tree, block.name)):
