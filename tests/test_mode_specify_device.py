@@ -133,34 +133,29 @@ def test_a_second_migration_changes_nothing(tmp_path):
     assert rows(out_again / "transplant_result_file" / "change_list.csv")[1:] == []
 
 
-def test_an_entry_script_selects_the_device_even_without_a_fixed_index(tmp_path):
-    script = tmp_path / "run.py"
-    script.write_text("import torch\n\nif __name__ == '__main__':\n    print(torch.ones(1).cuda())\n")
-    result, out = migrate_s(tmp_path, "-s", source=script)
-    assert result.returncode == 0, result.stderr
-    assert (out / "run.py").read_text() == (
-        "import torch\nimport torch_npu\nimport os\n"
-        + BLOCK
-        + "\nif __name__ == '__main__':\n    print(torch.ones(1).npu())\n"
-    )
-
-
-def test_an_entry_script_that_imports_no_torch_but_uses_the_npu_selects_the_device(tmp_path):
-    """ChatGLM-6B's demos import transformers alone and call ``.half().cuda()``: they got
-    ``import torch_npu`` but no selection, so every process loaded the model on card 0."""
-    script = tmp_path / "cli_demo.py"
-    script.write_text(
+ENTRY_SCRIPTS = {  # (script, its leading imports once migrated)
+    "plain": (
+        "import torch\n\nif __name__ == '__main__':\n    print(torch.ones(1).cuda())\n",
+        "import torch\nimport torch_npu\nimport os\n",
+    ),
+    # ChatGLM-6B's demos import transformers alone and call .half().cuda(): they got import
+    # torch_npu but no selection, so every process loaded the model on card 0
+    "no torch": (
         "from transformers import AutoModel\n\nmodel = AutoModel.from_pretrained('m').half().cuda()\n\n"
-        "if __name__ == '__main__':\n    print(model)\n"
-    )
+        "if __name__ == '__main__':\n    print(model)\n",
+        "import torch_npu\nfrom transformers import AutoModel\nimport os\n",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ENTRY_SCRIPTS))
+def test_an_entry_script_selects_the_device_even_without_a_fixed_index(tmp_path, case):
+    source, imports = ENTRY_SCRIPTS[case]
+    script = write(tmp_path / "run.py", source)
     result, out = migrate_s(tmp_path, "-s", source=script)
     assert result.returncode == 0, result.stderr
-    assert (out / "cli_demo.py").read_text() == (
-        "import torch_npu\nfrom transformers import AutoModel\nimport os\n"
-        + BLOCK
-        + "\nmodel = AutoModel.from_pretrained('m').half().npu()\n\n"
-        + "if __name__ == '__main__':\n    print(model)\n"
-    )
+    body = source.split("\n\n", 1)[1].replace(".cuda()", ".npu()")
+    assert (out / "run.py").read_text() == imports + BLOCK + "\n" + body
 
 
 def test_s_and_another_mode_contradict(tmp_path):
