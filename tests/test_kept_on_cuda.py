@@ -1285,3 +1285,62 @@ def test_onnxruntime_s_cuda_devices_stay_and_its_cuda_provider_is_reported(tmp_p
     assert [[row[0], row[1], row[3], row[5], row[6]] for row in found] == ONNX_ROWS
     assert [[row[0], row[1], row[3], row[5], row[-1]] for row in kept] == ONNX_KEPT
     assert all("CANN" in row[4] or "cann" in row[4] for row in found + kept)
+
+
+ENV_INFO = """\
+import torch
+
+
+def collect_env_info():
+    has_gpu = torch.cuda.is_available()
+    has_cuda = has_gpu and torch.version.hip is None
+    data = []
+    if not has_gpu:
+        data.append("No: torch.cuda.is_available() == False")
+    if has_gpu:
+        for k in range(torch.cuda.device_count()):
+            data.append(str(torch.cuda.get_device_capability(k)))
+    if has_cuda:
+        data.append("nvcc")
+    return data
+
+
+def placing(x):
+    has_gpu = torch.cuda.is_available()
+    if has_gpu:
+        print(torch.cuda.get_device_capability())
+    return x.to("cuda") if has_gpu else x
+
+
+print(collect_env_info())
+"""
+
+
+def test_a_name_bound_to_a_cuda_test_that_only_chooses_what_is_shown_keeps_the_test(tmp_path):
+    """detectron2's collect_env.py: ``has_gpu = torch.cuda.is_available()`` guards a kept
+    ``torch.cuda.get_device_capability`` and is read elsewhere only by branchings that show text
+    (and through ``has_cuda``): the test stays CUDA's, so the NPU skips the CUDA-only call (a
+    limit, with the skipped call's row saying so). Where another read places a tensor the test
+    changes, and the kept call's row no longer claims the NPU skips it."""
+    project = tmp_path / "proj"
+    write(project / "collect_env.py", ENV_INFO)
+    result = run_cli("migrate", "-i", project, "-o", tmp_path / "out", "-v", "2.8.0")
+    assert result.returncode == 0, result.stderr
+    out = tmp_path / "out" / "proj_msft"
+    expected = ENV_INFO.replace("import torch\n", "import torch\nimport torch_npu\n", 1)
+    expected = expected.replace("range(torch.cuda.device_count", "range(torch.npu.device_count")
+    placing = expected[expected.index("def placing") :]
+    expected = expected.replace(
+        placing,
+        placing.replace("torch.cuda.is_available", "torch.npu.is_available").replace('"cuda"', '"npu"'),
+    )
+    assert (out / "collect_env.py").read_text() == expected
+    kept = rows(out / "transplant_result_file" / "unsupported_api.csv")[1:]
+    assert [(row[1], row[3], row[5], row[-1]) for row in kept] == [
+        ("5", "torch.cuda.is_available", "supported_with_limits", "rules:G2N090"),
+        ("12", "torch.cuda.get_device_capability", "supported_with_limits", "rules:G2N296"),
+        ("21", "torch.cuda.get_device_capability", "unsupported", "rules:G2N296"),
+    ]
+    require_torch()
+    run = run_cli("run", "--", sys.executable, "collect_env.py", cwd=out)
+    assert (run.returncode, run.stdout) == (0, "['No: torch.cuda.is_available() == False']\n"), run.stderr

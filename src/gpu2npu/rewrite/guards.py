@@ -17,9 +17,10 @@ only on CUDA after the migration:
   elsewhere): a test choosing it must not let the NPU take it.
 
 A local name bound only to a CUDA test (``..., is_cuda, device = *q.shape, q.is_cuda, q.device``)
-tests what that test tests: where kept branchings are all that read it, the test it is bound to is
-kept. An ``and``/``or`` chain outside any branching statement (a ``skipif`` decorator) keeps its
-test where its later operands, run only on CUDA, use CUDA-only code.
+tests what that test tests: where kept branchings are all that read it, or its other reads only
+choose what is shown (detectron2's ``has_gpu``), the test it is bound to is kept. An ``and``/``or``
+chain outside any branching statement (a ``skipif`` decorator) keeps its test where its later
+operands, run only on CUDA, use CUDA-only code.
 
 A test is a CUDA test of the rule (``torch.cuda.is_available()``, ``x.is_cuda``) or a device
 compared with ``'cuda'`` (``x.device.type == 'cuda'``), whose literal is kept then. A name compared
@@ -69,7 +70,7 @@ def kept_guards(
     rewritten = literal_rewritten(index)
     # a build gate (torch.version.cuda) is a CUDA test that needs no keeping: nothing rewrites it
     all_tests = {**index.guard_tests, **dict.fromkeys(index.build_gates, rule_id)}
-    aliases = _test_aliases(tree, imports, all_tests)
+    aliases = _test_aliases(tree, imports, all_tests, rewritten)
     branchings = []
     for node, after in _branchings(tree):
         tests = list(_guard_tests(node.test, imports, all_tests))
@@ -83,7 +84,8 @@ def kept_guards(
     selectors: Set[str] = set()
     kept_nodes: Set[int] = set()
     kept_reads: Set[int] = set()  # the names read in the tests of kept branchings
-    chosen: Set[Alias] = set()
+    chosen: Dict[Alias, List[ast.AST]] = {}  # the names read, with what NPU skips if they are kept
+    fails: Set[Alias] = set()  # ... where the NPU's side of a branching reading it fails or moves
     paths: List[ast.AST] = []  # the code that runs only where a kept test says CUDA
     skipped: List[ast.AST] = []  # ... where the test says which side that is
     while True:
@@ -104,14 +106,19 @@ def kept_guards(
                 literals += devices
                 selectors |= _selectors(node.test, rewritten)
                 kept_reads.update(id(n) for n in ast.walk(node.test) if isinstance(n, ast.Name))
-                chosen.update(read)
                 paths += path
-                skipped += path + _later_operands(node.test, imports, table, rewritten) if sided else []
+                side = path + _later_operands(node.test, imports, table, rewritten) if sided else []
+                for alias in read:
+                    chosen.setdefault(alias, []).extend(side if not tests else [])
+                    fails.update([alias] if not skips else [])
+                skipped += side if tests or not read else []
         if not paths or not cuda_only.learn_attributes(tree, paths):
             break
-    for alias in chosen:  # kept only where nothing else reads the name (use_cuda picking a device)
-        if alias.reads <= kept_reads:
-            found.update(_guard_tests(alias.test, imports, all_tests))
+    for alias, side in chosen.items():  # kept only where no other read places, moves or stops anything
+        if alias.reads <= kept_reads or alias.only_shown:
+            works = alias not in fails
+            found.update(replace(test, works=works) for test in _guard_tests(alias.test, imports, all_tests))
+            skipped += side
     for tests, later in _short_circuits(tree, imports, all_tests, cuda_only, rewritten):
         found.update(tests)
         skipped += later
@@ -405,9 +412,10 @@ class Alias(NamedTuple):
 
     test: ast.AST
     reads: FrozenSet[int]  # ids of its Name nodes read in the scope
+    only_shown: bool  # every read only picks what is shown or skipped (detectron2's has_gpu)
 
 
-def _test_aliases(tree: ast.AST, imports, table) -> Dict[int, Dict[str, Alias]]:
+def _test_aliases(tree: ast.AST, imports, table, rewritten) -> Dict[int, Dict[str, Alias]]:
     """For each branching, the local names of its scope bound to a CUDA test and to nothing else
     (``is_cuda = q.is_cuda``; ``_, is_cuda = *q.shape, q.is_cuda``)."""
     found: Dict[int, Dict[str, Alias]] = {}
@@ -429,14 +437,67 @@ def _test_aliases(tree: ast.AST, imports, table) -> Dict[int, Dict[str, Alias]]:
                 reads.setdefault(node.id, set()).add(id(node))
             elif isinstance(node, ast.arg):
                 bound.setdefault(node.arg, []).append(None)
+        uses = _Uses(scope, nodes, reads, rewritten)
         aliases = {
-            name: Alias(values[0], frozenset(reads.get(name, ())))
+            name: Alias(values[0], frozenset(reads.get(name, ())), uses.only_shown(name))
             for name, values in bound.items()
             if all(value is not None and _is_test(value, imports, table) for value in values)
         }
         if aliases:
             found.update((id(n), aliases) for n in nodes if isinstance(n, (ast.If, ast.While, ast.IfExp)))
     return found
+
+
+class _Uses:
+    """What the statements reading a local name do. A name bound to a CUDA test can keep that test
+    where every read only chooses what is shown or skipped: a branching (or a name bound from it,
+    followed) that places or moves nothing on a device, raises, asserts or exits; any other read
+    (returned, passed on, stored on an object) could let the NPU lose its device or its run."""
+
+    def __init__(self, scope: ast.AST, nodes: List[ast.AST], reads: Dict[str, Set[int]], rewritten):
+        self.reads, self.rewritten = reads, rewritten
+        self.parent = {id(child): node for node in [scope, *nodes] for child in ast.iter_child_nodes(node)}
+        self.nodes = {id(node): node for node in nodes}
+
+    def only_shown(self, name: str, seen: FrozenSet[str] = frozenset()) -> bool:
+        seen |= {name}
+        return all(self._only_shows(self.nodes[read], seen) for read in self.reads.get(name, ()))
+
+    def _only_shows(self, read: ast.AST, seen: FrozenSet[str]) -> bool:
+        statement = read
+        while not isinstance(statement, ast.stmt):
+            statement = self.parent[id(statement)]
+        if isinstance(statement, (ast.If, ast.While)) and any(n is read for n in ast.walk(statement.test)):
+            return not self._acts_on_device(statement)
+        if isinstance(statement, ast.Assign) and all(isinstance(t, ast.Name) for t in statement.targets):
+            followed = [t.id for t in statement.targets if t.id not in seen]
+            return not self._acts_on_device(statement.value) and all(
+                self.only_shown(name, seen) for name in followed
+            )
+        return False
+
+    def _acts_on_device(self, node: ast.AST) -> bool:
+        """Whether code places or moves anything on a device (a device string, ``.cuda()``, ``.to()``,
+        a ``device=`` keyword) or stops the run (raise, assert, exit)."""
+        for child in ast.walk(node):
+            if isinstance(child, (ast.Raise, ast.Assert)):
+                return True
+            if (
+                isinstance(child, ast.Constant)
+                and isinstance(child.value, str)
+                and self.rewritten(child.value)
+            ):
+                return True
+            if isinstance(child, ast.Call) and (
+                (isinstance(child.func, ast.Attribute) and child.func.attr in (CUDA, "to"))
+                or dotted(child.func) in STOPS
+                or any(keyword.arg == "device" for keyword in child.keywords)
+            ):
+                return True
+        return False
+
+
+STOPS = frozenset({"exit", "quit", "sys.exit", "os._exit"})
 
 
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef)  # where local names are bound (lambdas bind none)
