@@ -591,3 +591,31 @@ def test_cudas_private_initialized_flag_is_an_error_under_the_patcher(tmp_path):
     assert reported == [["rev.py", "5", "5", "torch.cuda._initialized", "rules:G2N714"]]
     check = run_cli("check", tmp_path / "proj", "--mode", "auto", "--no-cache")
     assert check.returncode == 1, check.stdout
+
+
+UPPER_CASE_BACKEND = """import sys
+import torch
+import torch.distributed as dist
+
+if __name__ == "__main__":
+    backend = "NCCL" if torch.cuda.is_available() else "GLOO"
+    dist.init_process_group(backend=backend, init_method="file://" + sys.argv[1], rank=0, world_size=1)
+    print(dist.get_backend(), dist.get_backend() == "NCCL", sys.argv[2] == "NCCL")
+"""
+
+
+def test_an_upper_case_nccl_backend_becomes_hccl_which_the_patcher_misses(tmp_path):
+    """detectron2's launch passes ``backend="NCCL"``: transfer_to_npu changes only a lower-case
+    'nccl', so torch asked for NCCL and the run failed. The literal becomes HCCL where it is stored
+    and where it is compared with the process group's backend, and stays where it is compared with
+    what the user gave (argv). Proof by running under the stand-in: the group is HCCL's, and the
+    comparisons answer as on CUDA (get_backend() names it in lower case there too)."""
+    out = auto_copy(tmp_path, {"launch.py": UPPER_CASE_BACKEND})
+    assert (out / "launch.py").read_text() == ENTRY_LINES + UPPER_CASE_BACKEND.replace(
+        'backend = "NCCL"', 'backend = "HCCL"'
+    ).replace('get_backend() == "NCCL"', 'get_backend() == "HCCL"')
+    kept = rows(out / "transplant_result_file" / "unsupported_api.csv")[1:]
+    assert [(row[1], row[3], row[-1]) for row in kept] == [("8", "'NCCL'", "rules:G2N703")]
+    pytest.importorskip("torch")
+    run = run_cli("run", "--", sys.executable, "launch.py", tmp_path / "store", "NCCL", cwd=out)
+    assert (run.returncode, run.stdout) == (0, "hccl False True\n"), run.stderr

@@ -1171,14 +1171,15 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         return self._alternatives
 
     def _where_allowed(self, result, original_node, start: int, end: int):
-        """The rewrite, unless its rule rewrites only literals compared with certain calls and
-        this one is not: then it stays, reported where it is compared with something else."""
+        """The rewrite, unless its rule rewrites only literals compared with certain calls (and,
+        where it says so, uncompared ones) and this one is not: then it stays, reported where it is
+        compared with something else."""
         if result is None or not result[1].compared_with:
             return result
         target = result[1]
         calls = self._compared_literals.get(id(original_node))
         if calls is None:
-            return None
+            return result if target.uncompared else None
         if calls & target.compared_with:
             return result
         text = repr(target.old)

@@ -101,6 +101,7 @@ class StringTarget:
     match: str
     message: str  # the change_list message
     compared_with: FrozenSet[str] = frozenset()  # only a literal compared with a call of these
+    uncompared: bool = False  # ... or compared with nothing
 
     def apply(self, text: str) -> Optional[str]:
         """The new text, or None when the literal does not match."""

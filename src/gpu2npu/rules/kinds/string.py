@@ -13,7 +13,9 @@ With ``compared_with`` the literal changes only where it is compared (``==``, ``
 ``not in``, also as an item of a list, tuple or set) with a call of one of those functions
 (``dist.get_backend() in ('gloo', 'nccl')``). Compared with anything else (``args.backend ==
 'nccl'``, which may still hold the text the user gave) it is kept and reported with ``tip``;
-not compared at all (``init_process_group('nccl')``) it stays without a report.
+not compared at all (``init_process_group('nccl')``) it stays without a report, unless
+``also_uncompared`` says the patcher misses it there too (transfer_to_npu changes only a lower-case
+``'nccl'``, so ``backend="NCCL"`` must become ``"HCCL"`` wherever it is not compared with else).
 
 Docstrings and other bare string statements are prose and never touched; neither are bytes.
 ``str_old`` and ``str_new`` are plain text: they are written between a literal's quotes, so a
@@ -44,6 +46,9 @@ class ReplaceString(RuleKind):
         "tip": Field(
             str, default="", help="with compared_with: what to do where the literal is compared with else"
         ),
+        "also_uncompared": Field(
+            bool, default=False, help="with compared_with: also rewrite the literal where it is not compared"
+        ),
     }
 
     def validate(self, fields):
@@ -51,6 +56,8 @@ class ReplaceString(RuleKind):
             return f"'match' must be one of {', '.join(STRING_MATCHES)}, not {fields['match']!r}"
         if not fields["str_old"]:
             return "'str_old' must not be empty"
+        if fields["also_uncompared"] and not fields["compared_with"]:
+            return "'also_uncompared' goes with 'compared_with'"
         if fields["compared_with"] and not fields["tip"]:
             return "a rule with 'compared_with' needs a 'tip' for the comparisons it leaves alone"
         return check_names(**listed_names("compared_with", fields["compared_with"])) or _plain_text_problem(
@@ -60,8 +67,11 @@ class ReplaceString(RuleKind):
     def compile(self, rule, index):
         old, new = rule["str_old"], rule["str_new"]
         compared_with = frozenset(rule["compared_with"])
-        message = f'replace string "{old}" with "{new}"' + (" in a comparison" if compared_with else "")
-        index.strings.add(StringTarget(old, new, rule.id, match_mode(rule.fields), message, compared_with))
+        uncompared = rule["also_uncompared"]
+        where = " in a comparison" if compared_with and not uncompared else ""
+        message = f'replace string "{old}" with "{new}"{where}'
+        target = StringTarget(old, new, rule.id, match_mode(rule.fields), message, compared_with, uncompared)
+        index.strings.add(target)
 
     def trigger_words(self, rule):
         return {rule["str_old"]}
@@ -69,6 +79,7 @@ class ReplaceString(RuleKind):
     def describe(self, rule):
         calls = ", ".join(f"{name}()" for name in rule["compared_with"])
         where = f" where compared with {calls}" if calls else ""
+        where += " or not compared at all" if rule["also_uncompared"] else ""
         return f"string '{rule['str_old']}' -> '{rule['str_new']}'{where}"
 
     def subject(self, rule):
