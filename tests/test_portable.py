@@ -632,3 +632,62 @@ def test_a_cuda_stream_whose_raw_handle_is_read_stays_a_cuda_stream(tmp_path):
         ("5", "torch.cuda.Stream", "rules:G2N995"),
         ("7", "torch.cuda.current_stream", "rules:G2N996"),
     ]
+
+
+COMPARED_BACKEND = """import sys
+import torch
+import torch.distributed as dist
+
+
+def synchronize():
+    if dist.get_backend() == dist.Backend.NCCL:
+        dist.barrier(device_ids=[torch.cuda.current_device()])
+    else:
+        dist.barrier()
+
+
+def extra_group():
+    if dist.get_backend() == "nccl":
+        return dist.new_group(backend="gloo")
+    return dist.group.WORLD
+
+
+if __name__ == "__main__":
+    dist.init_process_group("gloo", init_method="file://" + sys.argv[1], rank=0, world_size=1)
+    synchronize()
+    print(extra_group() is dist.group.WORLD, "nccl" in dist.get_backend())
+"""
+
+
+def test_a_compared_nccl_backend_asks_for_the_accelerators_backend(tmp_path):
+    """detectron2's comm.synchronize: ``dist.get_backend() == dist.Backend.NCCL`` became ``==
+    DIST_BACKEND``, which is gloo on a CPU, so the NCCL-only barrier ran there and failed. Compared,
+    NCCL becomes ACCELERATOR_BACKEND (None without an accelerator). Proof by running the portable
+    program on this machine's CPU, where the original's answers must come back."""
+    write(tmp_path / "proj" / "comm.py", COMPARED_BACKEND)
+    result = run_cli("migrate", "-i", tmp_path / "proj", "-o", tmp_path / "out", "--target", "portable")
+    assert result.returncode == 0, result.stderr
+    out = tmp_path / "out" / "proj_msft"
+    bindings = (
+        "ACCELERATOR = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() "
+        "else None\nDEVICE_TYPE = ACCELERATOR or 'cpu'\n"
+        "DIST_BACKEND = torch.distributed.get_default_backend_for_device(DEVICE_TYPE)\n"
+        "ACCELERATOR_BACKEND = DIST_BACKEND if ACCELERATOR else None\n"
+    )
+    expected = (
+        COMPARED_BACKEND.replace("as dist\n", "as dist\n" + bindings, 1)
+        .replace("== dist.Backend.NCCL", "== ACCELERATOR_BACKEND")
+        .replace('== "nccl"', "== ACCELERATOR_BACKEND")
+        .replace('"nccl" in', "str(ACCELERATOR_BACKEND) in")
+        .replace("torch.cuda.current_device()", "torch.accelerator.current_device_index()")
+    )
+    assert (out / "comm.py").read_text() == expected
+    pytest.importorskip("torch")
+    for tree in (tmp_path / "proj", out):
+        run = subprocess.run(
+            [sys.executable, "comm.py", tmp_path / f"store-{tree.name}"],
+            cwd=tree,
+            capture_output=True,
+            text=True,
+        )
+        assert (run.returncode, run.stdout) == (0, "True False\n"), run.stderr

@@ -216,6 +216,7 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         self._callees: Set[int] = set()
         self._prose_depth = 0
         self._compared_literals: Dict[int, Set[str]] = {}  # compared literal -> the calls it is compared with
+        self._compared_names: Set[int] = set()  # the dotted names compared (NameRenameRule compared_name)
         self._searched_literals: Set[int] = set()  # literals searched for: the left of ``in``
         self._key_literals: Set[int] = set()  # keys of dict displays: looked up, so compared
         self._prefix_literals: Set[int] = set()  # arguments of str.startswith/endswith: compared
@@ -943,6 +944,8 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         else:
             # No counterpart: keep the original name, spelled so that it survives a renamed import.
             target = decision.new or qualified
+            if decision.compared_new and id(node) in self._compared_names:
+                target = decision.compared_new
             label = "function" if id(node) in self._callees else decision.label
             rule_id = decision.rule_id
         start = self._newlines + 1
@@ -1088,6 +1091,8 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
             for item in items:
                 if isinstance(item, STRING_NODES):
                     self._compared_literals[id(item)] = calls
+                elif isinstance(item, cst.Attribute):
+                    self._compared_names.add(id(item))
         for searched, target in zip(operands, node.comparisons):
             if isinstance(searched, cst.SimpleString) and isinstance(target.operator, (cst.In, cst.NotIn)):
                 self._searched_literals.add(id(searched))

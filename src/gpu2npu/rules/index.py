@@ -55,6 +55,7 @@ class NameTarget:
     tip: str = ""  # what to do where the name keeps its name
     removed_in: str = ""  # the torch release that removed the name (kept: reported as removed)
     called_only: bool = False  # moves only where it is called; a plain reference keeps it (tip)
+    compared_new: Optional[str] = None  # what it becomes where compared (==, !=, in), if not new
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,7 @@ class NameDecision:
     tip: str = ""
     removed_in: str = ""
     called_only: bool = False  # the name itself moves only where it is called
+    compared_new: Optional[str] = None  # what the name itself becomes where compared
 
 
 @dataclass(frozen=True)
@@ -401,9 +403,16 @@ class RuleIndex:
         new = None if target.new is None else target.new + qualified[len(prefix) :]
         if new is not None and prefix != qualified and target.only_existing and not self._exists(new):
             new = None
-        called_only = target.called_only and prefix == qualified
+        whole = prefix == qualified
         return NameDecision(
-            prefix, new, target.rule_id, target.label, target.tip, target.removed_in, called_only
+            prefix,
+            new,
+            target.rule_id,
+            target.label,
+            target.tip,
+            target.removed_in,
+            target.called_only and whole,
+            target.compared_new if whole else None,
         )
 
     def _longest_name_match(self, qualified: str):

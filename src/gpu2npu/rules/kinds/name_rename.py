@@ -6,7 +6,9 @@ keeps its name and is reported with ``tip``. With ``only_existing: true`` a long
 ``old_name`` moves only where torch_npu has its counterpart for the target version (the
 knowledge base's namespace facts); elsewhere it keeps its name and is reported. ``removed_in``
 marks a name the target torch removed (``torch._six``): kept, it is reported as removed, and it
-is no CUDA-only code (a CUDA test before it is still migrated).
+is no CUDA-only code (a CUDA test before it is still migrated). ``compared_name`` is what the
+name becomes where it is compared (``==``, ``!=``, ``in``; portable's ``dist.get_backend() ==
+dist.Backend.NCCL`` asks whether the group is the accelerator's, false without one).
 """
 
 from gpu2npu.rules.index import NameTarget
@@ -25,14 +27,21 @@ class NameRename(RuleKind):
         "only_existing": Field(bool, default=False, help="names under it move only where torch_npu has them"),
         "tip": Field(str, default="", help="what to do where a name keeps its name"),
         "removed_in": Field(str, default="", help="the torch release that removed old_name"),
+        "compared_name": Field(str, help="what it becomes where compared (==, !=, in), if not new_name"),
     }
 
     def validate(self, fields):
-        return check_names(new_name=fields["new_name"])
+        return check_names(new_name=fields["new_name"], compared_name=fields["compared_name"])
 
     def compile(self, rule, index):
         index.names[rule["old_name"]] = NameTarget(
-            rule["new_name"], rule.id, "name", rule["only_existing"], rule["tip"], rule["removed_in"]
+            rule["new_name"],
+            rule.id,
+            "name",
+            rule["only_existing"],
+            rule["tip"],
+            rule["removed_in"],
+            compared_new=rule["compared_name"],
         )
 
     def trigger_names(self, rule):
