@@ -952,3 +952,53 @@ def test_a_mask_set_only_when_an_option_asks_leaves_the_card_to_device_id(tmp_pa
     unset = {key: value for key, value in os.environ.items() if key != "DEVICE_ID"}
     masked = run_cli(*standin, "--device", "2", cwd=out, env=unset)
     assert (masked.returncode, masked.stdout) == (0, "npu:0 0 1\n"), masked.stderr
+
+
+OWN_DEVICE_ID = """import os
+import torch
+
+DEVICE = "cuda"
+DEVICE_ID = "0"
+CUDA_DEVICE = f"{DEVICE}:{DEVICE_ID}" if DEVICE_ID else DEVICE
+
+
+def torch_gc():
+    if torch.cuda.is_available():
+        with torch.cuda.device(CUDA_DEVICE):
+            torch.cuda.empty_cache()
+    return torch.cuda.current_device()
+
+
+if __name__ == "__main__":
+    print("card", torch_gc())
+"""
+OWN_DEVICE_ID_BLOCK = (
+    "import torch_npu\n"
+    "DEVICE_ID_ = int(os.environ['DEVICE_ID']) if os.environ.get('DEVICE_ID', '').isdigit() else 0\n"
+    "torch_npu.npu.set_device(DEVICE_ID_)\n"
+)
+
+
+def test_a_module_binding_its_own_device_id_gets_the_environments_under_another_name(tmp_path):
+    """ChatGLM-6B's api.py binds ``DEVICE_ID = "0"``: -s wrote ``torch.npu.device(DEVICE_ID)`` with
+    the module's string (torch_npu: "Invalid device string: '0'") and, the name being bound, no
+    selection. The environment's index is now DEVICE_ID_ there; a second migration adds nothing.
+    Proof by running under the stand-in with DEVICE_ID=1."""
+    write(tmp_path / "proj" / "api.py", OWN_DEVICE_ID)
+    result = run_cli("migrate", "-i", tmp_path / "proj", "-o", tmp_path / "out", "-v", "2.8.0", "-s")
+    assert result.returncode == 0, result.stderr
+    out = tmp_path / "out" / "proj_msft"
+    expected = (
+        OWN_DEVICE_ID.replace("import torch\n", "import torch\n" + OWN_DEVICE_ID_BLOCK)
+        .replace("torch.cuda.", "torch.npu.")
+        .replace('"cuda"', '"npu"')
+        .replace("device(CUDA_DEVICE)", "device(DEVICE_ID_)")
+    )
+    assert (out / "api.py").read_text() == expected
+    again = run_cli("migrate", "-i", out, "-o", tmp_path / "again", "-v", "2.8.0", "-s")
+    assert again.returncode == 0, again.stderr
+    assert (tmp_path / "again" / "proj_msft_msft" / "api.py").read_text() == expected
+    pytest.importorskip("torch")
+    env = {**os.environ, "DEVICE_ID": "1"}
+    run = run_cli("run", "--devices", "2", "--", sys.executable, "api.py", cwd=out, env=env)
+    assert (run.returncode, run.stdout) == (0, "card 1\n"), run.stderr

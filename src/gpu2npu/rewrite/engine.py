@@ -66,7 +66,7 @@ def migrate_source(
     if index.device_block is not None and not result.skipped:
         # a script distributed already selects its device and joins its group itself (YOLOX forks
         # its workers after the parent chose none): it binds the name only where its code uses it
-        block = index.device_block
+        block = index.device_block.for_module(data.decode("utf-8", "replace"))
         result = _with_device_block(
             data, result, block, entry and not already, project, path, block.entry_statements
         )

@@ -203,6 +203,8 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         self.module = module
         self.project = project or ProjectFacts()
         self.source = source if source is not None else module.code
+        block = index.device_block
+        self.device_block = block.for_module(self.source) if block is not None else None  # -s's DEVICE_ID
         self._tree = tree  # the file's stdlib ast, when the caller has parsed it already
         self._alternatives: Optional[Set[int]] = None  # see _rank_alternatives
         self._path = path
@@ -1143,7 +1145,7 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
 
     def _device_id_string(self, node: cst.SimpleString, start: int, end: int):
         """``'cuda:0'`` -> ``f'npu:{DEVICE_ID}'`` (DeviceIdStringRule), or None."""
-        block = self.index.device_block
+        block = self.device_block
         if block is None or not self.index.indexed_device_strings or "b" in node.prefix.lower():
             return None
         device_type, _, number = str(node.evaluated_value).partition(":")

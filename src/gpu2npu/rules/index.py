@@ -10,7 +10,7 @@ them and never needs to know which kind wrote an entry.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Dict, FrozenSet, List, Optional, Set, Tuple
 
 from gpu2npu.api_support import Namespaces, StatusOverride, normalise_api
@@ -187,6 +187,38 @@ class DeviceBlock:
     @property
     def device_string(self) -> str:
         return f"f'{self.device_type}:{{{self.name}}}'"
+
+    def for_module(self, source: str) -> "DeviceBlock":
+        """The block as a module spells it: where the module binds the name itself (ChatGLM's
+        ``DEVICE_ID = "0"``), under a name with ``_`` appended, so the rewrites that write the name
+        read the environment's index, not the module's value (``torch.npu.device("0")`` fails)."""
+        name = self.name
+        while _binds_otherwise(source, name, self._renamed(name).statements):
+            name += "_"
+        return self if name == self.name else self._renamed(name)
+
+    def _renamed(self, name: str) -> "DeviceBlock":
+        if name == self.name:
+            return self
+        word = re.compile(rf"(?<![\w'\"]){re.escape(self.name)}(?![\w'\"])")  # not the variable's key
+
+        def spelled(statements: Tuple[str, ...]) -> Tuple[str, ...]:
+            return tuple(word.sub(name, statement) for statement in statements)
+
+        return replace(
+            self,
+            name=name,
+            statements=spelled(self.statements),
+            entry_statements=spelled(self.entry_statements),
+            select_statements=spelled(self.select_statements),
+            select_when_set=spelled(self.select_when_set),
+        )
+
+
+def _binds_otherwise(source: str, name: str, own: Tuple[str, ...]) -> bool:
+    """Whether a module-level line of ``source`` assigns ``name`` with other than ``own``'s line."""
+    assigned = re.findall(rf"(?m)^{re.escape(name)}[ \t]*(?::[^=\n]*)?=(?!=).*$", source)
+    return any(line.strip() not in own for line in assigned)
 
 
 @dataclass

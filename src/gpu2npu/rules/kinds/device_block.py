@@ -9,8 +9,9 @@ itself: it calls ``set_device`` with something else (a rank: torchrun's workers)
 visible devices in Python (FastChat's ``--gpus``), which a device selected at import would
 precede and void. There ``select_when_set`` go instead (-s: ``set_device(DEVICE_ID)`` where
 ``DEVICE_ID`` is set): nanoGPT selects its card only under torchrun, so a single-card run
-started with ``DEVICE_ID=1`` would take card 0. A module that already binds the name is left
-alone (a second migration adds nothing).
+started with ``DEVICE_ID=1`` would take card 0. A module that already binds the name with the
+block's statement is left alone (a second migration adds nothing); one that binds it otherwise
+(ChatGLM's ``DEVICE_ID = "0"``) gets the block under the name with ``_`` appended.
 
     rules:
       InsertDeviceIdRule:

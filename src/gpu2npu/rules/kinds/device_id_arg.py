@@ -92,7 +92,7 @@ class DeviceIdArg(CallArgumentKind):
         return f"{rule['func_name']}({argument_place(rule)}): {which} {action}"
 
     def edit(self, rule, call: cst.Call, position: int, ctx) -> cst.Call:
-        block = ctx.index.device_block
+        block = ctx.device_block
         value = call.args[position].value
         if block is None or any(_is_cpu(arg.value) for arg in call.args):
             return call
