@@ -169,3 +169,26 @@ def test_removed_apis_are_left_alone_for_a_torch_that_has_them(project, tmp_path
     assert (tree / "legacy.py").read_bytes() == (project / "legacy.py").read_bytes()
     reported = rows(tree / "transplant_result_file" / "unsupported_api.csv")
     assert not [row for row in reported if row[0] == "legacy.py"]
+
+
+MULTIGPU = (
+    "import torch.distributed as dist\n\n\ndef reduce(tensors):\n    dist.all_reduce_multigpu(tensors)\n"
+)
+
+
+@pytest.mark.parametrize(
+    "version,source", [("2.8.0", "rules:G2N412"), ("2.2.0", "rules:G2N412"), ("2.1.0", "msprobe@2.1.0")]
+)
+def test_the_multi_gpu_collectives_are_removed_from_torch_2_2(tmp_path, version, source):
+    """fairseq's pgslm metrics call ``all_reduce_multigpu``, which torch 2.2 removed
+    (pytorch#114156): from 2.2 on the row says so and what to call instead, not "not validated"."""
+    (tmp_path / "m.py").write_text(MULTIGPU)
+    result = run_cli("check", "m.py", "-v", version, "--format", "json", cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    [finding] = json.loads(result.stdout)["findings"]
+    assert (finding["line"], finding["api"], finding["category"]) == (
+        5,
+        "torch.distributed.all_reduce_multigpu",
+        "unsupported",
+    )
+    assert source in finding["message"]
