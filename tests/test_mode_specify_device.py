@@ -1002,3 +1002,36 @@ def test_a_module_binding_its_own_device_id_gets_the_environments_under_another_
     env = {**os.environ, "DEVICE_ID": "1"}
     run = run_cli("run", "--devices", "2", "--", sys.executable, "api.py", cwd=out, env=env)
     assert (run.returncode, run.stdout) == (0, "card 1\n"), run.stderr
+
+
+NOT_MAIN_GUARD = """import torch
+
+if __name__ != "__main__":
+    import json
+
+
+def run():
+    return torch.ones(1).cuda()
+
+
+if __name__ == "__main__":
+    print(run())
+"""
+
+
+def test_a_guard_of_what_runs_on_import_is_no_main_guard(tmp_path):
+    """open_clip's tests/util_test.py: ``if __name__ != '__main__':`` was taken for the main
+    guard, so importing the module selected the card and running it did not."""
+    write(tmp_path / "proj" / "util_test.py", NOT_MAIN_GUARD)
+    write(tmp_path / "proj" / "use.py", "import util_test\n\nprint(util_test.run())\n")
+    result = run_cli("migrate", "-i", tmp_path / "proj", "-o", tmp_path / "out", "-v", "2.8.0", "-s")
+    assert result.returncode == 0, result.stderr
+    block = (
+        "import torch_npu\nimport os\n"
+        "DEVICE_ID = int(os.environ['DEVICE_ID']) if os.environ.get('DEVICE_ID', '').isdigit() else 0\n"
+    )
+    assert (tmp_path / "out" / "proj_msft" / "util_test.py").read_text() == NOT_MAIN_GUARD.replace(
+        "import torch\n", "import torch\n" + block
+    ).replace(".cuda()", ".npu()").replace(
+        '== "__main__":\n', '== "__main__":\n    torch_npu.npu.set_device(DEVICE_ID)\n'
+    )

@@ -76,12 +76,14 @@ def is_script(tree: ast.AST) -> bool:
 
 
 def main_guard(tree: ast.AST) -> Optional[ast.If]:
-    """The module-level ``if __name__ == "__main__":``, None where there is none."""
+    """The module-level ``if __name__ == "__main__":``, None where there is none (``!=`` guards
+    what runs on import: open_clip's tests/util_test.py)."""
     for node in getattr(tree, "body", []):
         if (
             isinstance(node, ast.If)
             and isinstance(node.test, ast.Compare)
             and len(node.test.comparators) == 1
+            and isinstance(node.test.ops[0], ast.Eq)
         ):
             sides = [node.test.left, node.test.comparators[0]]
             named = any(isinstance(side, ast.Name) and side.id == "__name__" for side in sides)
