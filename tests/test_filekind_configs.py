@@ -457,3 +457,30 @@ def test_a_user_report_rule_applies(tmp_path):
     assert [(r.line, r.subject, r.tip, r.rule, r.category) for r in outcome.reported] == [
         (1, "amp_level: O2", "check", "my1", "mention")
     ]
+
+
+ONEBIT_ADAM = (
+    b'{\n  "optimizer": {\n    "type": "OneBitAdam",\n'
+    b'    "params": {\n      "comm_backend_name": "nccl"\n    }\n  }\n}\n'
+)
+
+
+@pytest.mark.parametrize(
+    "style,target,rule",
+    [("full", "npu", "G2N831"), ("auto", "npu", "G2N716"), ("full", "portable", "G2N997")],
+)
+def test_deepspeeds_onebit_backend_becomes_hccl_which_no_patcher_changes(style, target, rule):
+    """DeepSpeedExamples' 1-bit Adam/LAMB configs: ``comm_backend_name: nccl`` makes DeepSpeed
+    import its cupy backend (CUDA-only); 'hccl' is its NPU backend. transfer_to_npu patches only
+    init_process_group, so auto rewrites it too; the portable tree keeps it with a row."""
+    outcome = migrate_file("ds_config.json", ONEBIT_ADAM, index=builtin_index(style=style, target=target))
+    if target == "portable":
+        assert outcome.new_bytes is None
+        assert [(r.line, r.subject, r.rule) for r in outcome.reported] == [
+            (5, "comm_backend_name: nccl", rule)
+        ]
+        return
+    assert outcome.new_bytes == ONEBIT_ADAM.replace(b'"nccl"', b'"hccl"')
+    assert [(c.start_line, c.message, c.rule) for c in outcome.changes] == [
+        (5, "change comm_backend_name nccl to hccl", rule)
+    ]
