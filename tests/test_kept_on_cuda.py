@@ -875,6 +875,12 @@ def test_a_cudnn_test_beside_the_device_s_is_reported_as_never_true_on_the_npu(t
             "Ray counts no GPU on an Ascend host, so a task or actor that asks for num_gpus stays pending",
             1,
         ),
+        (  # DeepSpeedExamples' deepnvme: GPUDirect Storage
+            "from deepspeed.ops.op_builder import GDSBuilder\n\nhandle = GDSBuilder().load().gds_handle()\n",
+            ["3", "3", "deepspeed.ops.op_builder.GDSBuilder", "unsupported", "listed", "rules:G2N998"],
+            "a DeepSpeed op with no NPU build",
+            1,
+        ),
     ],
     ids=[
         "vllm",
@@ -885,6 +891,7 @@ def test_a_cudnn_test_beside_the_device_s_is_reported_as_never_true_on_the_npu(t
         "timm scaler",
         "sat",
         "ray num_gpus",
+        "deepspeed gds",
     ],
 )
 def test_a_library_that_needs_cuda_or_a_plugin_is_reported_where_the_code_uses_it(
@@ -899,8 +906,9 @@ def test_a_library_that_needs_cuda_or_a_plugin_is_reported_where_the_code_uses_i
     mish_cuda; T2T-ViT scales its fp16 losses with timm's NativeScaler, a CUDA GradScaler that turns
     itself off (one given device='npu' has chosen). CogVideo's sat/ scripts train through
     SwissArmyTransformer, which picks its card through torch.cuda and defaults to nccl. FastChat's
-    judge asks Ray for GPUs, which an Ascend host has none of. Each is reported where the code uses
-    it; check fails on the ones that cannot work."""
+    judge asks Ray for GPUs, which an Ascend host has none of; DeepSpeedExamples' deepnvme loads
+    DeepSpeed's GDS builder, which has no NPU build. Each is reported where the code uses it; check
+    fails on the ones that cannot work."""
     write(tmp_path / "proj" / "main.py", code)
     result = run_cli("migrate", "-i", tmp_path / "proj", "-o", tmp_path / "out")
     assert result.returncode == 0, result.stderr
