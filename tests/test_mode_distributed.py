@@ -1667,3 +1667,53 @@ def test_a_save_whose_path_pads_a_number_runs_on_rank_0(tmp_path):
         '        torch.save(net.module.state_dict(), f"checkpoint/model_{str(i + 1).zfill(6)}.pt")\n'
         "        torch.save(opt.state_dict(), f\"checkpoint/optim_{str(i + 1).rjust(6, '0')}.pt\")\n"
     ) in text
+
+
+SRC_LAYOUT_SETUP = """import os
+import torch
+
+
+def init_distributed_device(args):
+    if "WORLD_SIZE" in os.environ:
+        torch.distributed.init_process_group(backend="nccl")
+        torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
+    return torch.device("cuda")
+"""
+SRC_LAYOUT_MAIN = """import torch
+from pkg.distributed import init_distributed_device
+
+
+def main():
+    device = init_distributed_device(None)
+    model = torch.nn.Linear(2, 2).to(device)
+    for epoch in range(2):
+        model(torch.ones(2, device=device))
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+@pytest.mark.parametrize("flag", ["distributed", "-s"])
+def test_a_main_script_of_a_src_layout_package_is_seen_to_distribute_itself(tmp_path, flag):
+    """open_clip's src/open_clip_train/main.py imports open_clip_train.distributed, which calls
+    init_process_group: the import was not followed below src/, so the distributed mode added a
+    second process group (torch: "trying to initialize the default process group twice") and a
+    second DDP, and -s selected DEVICE_ID unconditionally."""
+    source = tmp_path / "proj"
+    write(source / "src" / "pkg" / "__init__.py", "")
+    write(source / "src" / "pkg" / "distributed.py", SRC_LAYOUT_SETUP)
+    write(source / "src" / "pkg" / "main.py", SRC_LAYOUT_MAIN)
+    mode = ["-s"] if flag == "-s" else ["distributed", "-m", source / "src" / "pkg" / "main.py"]
+    result = run_cli("migrate", "-i", source, "-o", tmp_path / "out", "-v", "2.8.0", *mode)
+    assert result.returncode == 0, result.stderr
+    main = (next((tmp_path / "out").iterdir()) / "src" / "pkg" / "main.py").read_text()
+    assert "init_process_group" not in main and "DistributedDataParallel" not in main
+    if flag == "-s":
+        assert (
+            "    if os.environ.get('DEVICE_ID', '').isdigit():\n        torch_npu.npu.set_device(DEVICE_ID)\n"
+            in main
+        )
+    else:
+        assert "src/pkg/main.py: distributed (line 2)" in result.stdout

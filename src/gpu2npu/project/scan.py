@@ -496,9 +496,9 @@ def project_imports(rel: str, data: bytes) -> Tuple[Tuple[str, ...], ...]:
     """For each import of the file at ``rel`` that is not of the standard library (or of a
     library that never uses torch: gpu2npu.source.stdlib.TORCHLESS), the project
     paths it may load: modules (``a/b.py``), packages (``a/b/__init__.py``) and folders
-    (``a/b/``, a namespace package), from the project root or the file's folder for an absolute
-    import, from the folder its dots name for a relative one (``from ..a import c``: c may be a
-    module). An empty group: code the file may run that no import names (``import_module``,
+    (``a/b/``, a namespace package), from the project root, the file's folder or a folder between
+    for an absolute import, from the folder its dots name for a relative one (``from ..a import
+    c``: c may be a module). An empty group: code the file may run that no import names (``import_module``,
     ``exec``), or a relative import above the root."""
     return tuple(group for _, group in located_imports(rel, data))
 
@@ -528,8 +528,15 @@ def located_imports(rel: str, data: bytes) -> Iterator[Tuple[int, Tuple[str, ...
             if level - 1 > len(folder):
                 yield line, ()
                 continue
-            bases = [folder[: len(folder) - level + 1]] if level else [[], folder]
+            bases = [folder[: len(folder) - level + 1]] if level else _absolute_bases(folder)
             yield line, tuple(_module_paths(bases, dotted.split("."), relative=bool(level)))
+
+
+def _absolute_bases(folder: List[str]) -> List[List[str]]:
+    """Where an absolute import of a file in ``folder`` may start: the project root, the file's
+    folder (run as a script), and the folders between, one of which may be its import root (a
+    src layout: open_clip's src/open_clip_train/main.py imports open_clip_train.distributed)."""
+    return [[], folder] + [folder[:depth] for depth in range(1, len(folder))]
 
 
 def _module_paths(bases: List[List[str]], parts: List[str], relative: bool) -> Iterator[str]:
