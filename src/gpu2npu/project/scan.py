@@ -498,8 +498,8 @@ def project_imports(rel: str, data: bytes) -> Tuple[Tuple[str, ...], ...]:
     paths it may load: modules (``a/b.py``), packages (``a/b/__init__.py``) and folders
     (``a/b/``, a namespace package), from the project root, the file's folder or a folder between
     for an absolute import, from the folder its dots name for a relative one (``from ..a import
-    c``: c may be a module). An empty group: code the file may run that no import names (``import_module``,
-    ``exec``), or a relative import above the root."""
+    c``: c may be a module). An empty group: code the file may run that no import names
+    (``import_module``, ``exec``), or a relative import above the root."""
     return tuple(group for _, group in located_imports(rel, data))
 
 

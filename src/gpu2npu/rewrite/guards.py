@@ -437,13 +437,17 @@ def _test_aliases(tree: ast.AST, imports, table, rewritten) -> Dict[int, Dict[st
                 reads.setdefault(node.id, set()).add(id(node))
             elif isinstance(node, ast.arg):
                 bound.setdefault(node.arg, []).append(None)
-        uses = _Uses(scope, nodes, reads, rewritten)
-        aliases = {
-            name: Alias(values[0], frozenset(reads.get(name, ())), uses.only_shown(name))
+        names = [
+            name
             for name, values in bound.items()
             if all(value is not None and _is_test(value, imports, table) for value in values)
-        }
-        if aliases:
+        ]
+        if names:
+            uses = _Uses(scope, nodes, reads, rewritten)
+            aliases = {
+                name: Alias(bound[name][0], frozenset(reads.get(name, ())), uses.only_shown(name))
+                for name in names
+            }
             found.update((id(n), aliases) for n in nodes if isinstance(n, (ast.If, ast.While, ast.IfExp)))
     return found
 
