@@ -1352,3 +1352,62 @@ def test_a_name_bound_to_a_cuda_test_that_only_chooses_what_is_shown_keeps_the_t
     require_torch()
     run = run_cli("run", "--", sys.executable, "collect_env.py", cwd=out)
     assert (run.returncode, run.stdout) == (0, "['No: torch.cuda.is_available() == False']\n"), run.stderr
+
+
+MERGE = """\
+import torch
+from mergekit.merge import MergeOptions, run_merge
+
+
+def merge(config):
+    cuda = torch.cuda.is_available()
+    run_merge(config, options=MergeOptions(cuda=cuda))
+    return run_merge(config, options=MergeOptions(device="auto", cuda=torch.cuda.is_available()))
+
+
+def place(x):
+    return x.cuda() if torch.cuda.is_available() else x
+
+
+print(merge(torch.ones(2)), torch.cuda.is_available())
+"""
+
+MERGEKIT = """\
+import torch
+
+
+class MergeOptions:
+    def __init__(self, cuda=False, device="cpu"):
+        self.cuda = cuda
+
+
+def run_merge(config, options):
+    return f"merged on {(config * 2).to('cuda' if options.cuda else 'cpu').device.type}"
+"""
+
+
+@pytest.mark.parametrize("target", ["npu", "portable"])
+def test_a_cuda_test_given_to_a_librarys_cuda_switch_stays_a_cuda_test(tmp_path, target):
+    """trl's merge_model_callback: ``MergeOptions(cuda=torch.cuda.is_available())`` makes mergekit
+    compute on "cuda"; the NPU's test there is True on an NPU host, where mergekit's "cuda" fails.
+    The test stays CUDA's (given directly, or through a name nothing else reads), reported as a
+    limit, and mergekit merges on the CPU; the program's own device test still changes."""
+    project = tmp_path / "proj"
+    write(project / "merge.py", MERGE)
+    result = run_cli("migrate", "-i", project, "-o", tmp_path / "out", "--target", target)
+    assert result.returncode == 0, result.stderr
+    out = tmp_path / "out" / "proj_msft"
+    test = {"npu": "torch.npu.is_available", "portable": "torch.accelerator.is_available"}[target]
+    migrated = (out / "merge.py").read_text()
+    assert MERGE[MERGE.index("def merge") : MERGE.index("def place")] in migrated
+    assert f"print(merge(torch.ones(2)), {test}())" in migrated
+    kept = rows(out / "transplant_result_file" / "unsupported_api.csv")[1:]
+    assert [(row[1], row[3], row[5], row[-1]) for row in kept if row[-1] == "rules:G2N999"] == [
+        ("6", "torch.cuda.is_available", "supported_with_limits", "rules:G2N999"),
+        ("8", "torch.cuda.is_available", "supported_with_limits", "rules:G2N999"),
+    ]
+    require_torch()
+    write(tmp_path / "lib" / "mergekit" / "merge.py", MERGEKIT)
+    env = plain_env(PYTHONPATH=str(tmp_path / "lib"))
+    run = run_cli("run", "--devices", "1", "--", sys.executable, "merge.py", cwd=out, env=env)
+    assert (run.returncode, run.stdout) == (0, "merged on cpu True\n"), run.stderr

@@ -40,9 +40,9 @@ from dataclasses import replace
 from typing import Dict, FrozenSet, Iterable, Iterator, List, NamedTuple, Optional, Set, Tuple
 
 from gpu2npu.rewrite.changes import STRING, Kept
-from gpu2npu.rewrite.compared import literal_numbers
+from gpu2npu.rewrite.compared import literal_numbers, scopes, walk_scope
 from gpu2npu.rewrite.string_names import literal_rewritten
-from gpu2npu.rules.index import ANY_RECEIVER, RuleIndex
+from gpu2npu.rules.index import ANY_RECEIVER, CudaSwitch, RuleIndex
 from gpu2npu.source.imports import qualify
 from gpu2npu.source.modules import imports_one_of
 from gpu2npu.source.names import dotted, within
@@ -139,6 +139,55 @@ def kept_guards(
             Kept(line, key, end, repr(literal.value), rule_id, works=selector, tip=tip if selector else "")
         )
     return sorted(found)
+
+
+def kept_switches(
+    tree: ast.AST, imports: Dict[str, str], switches: List[CudaSwitch], tests: Dict[str, str]
+) -> List[Kept]:
+    """The CUDA tests given to a library's CUDA switch (KeepSwitchRule), directly or through a
+    local name that nothing else reads: on NPU the library then computes where it does on any
+    machine without CUDA, rather than on a "cuda" the NPU host lacks."""
+    found: List[Kept] = []
+    for scope in scopes(tree):
+        nodes = list(walk_scope(scope))
+        given = {id(value): rule_id for value, rule_id in _switched(nodes, imports, switches)}
+        for node in nodes:
+            if id(node) in given and _is_test(node, imports, tests):
+                found += _as_switch(node, imports, tests, given[id(node)])
+        for name, value in _bound_tests(nodes, imports, tests):
+            reads = [
+                n for n in nodes if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
+            ]
+            if reads and all(id(read) in given for read in reads):
+                found += _as_switch(value, imports, tests, given[id(reads[0])])
+    return found
+
+
+def _switched(nodes: List[ast.AST], imports, switches: List[CudaSwitch]) -> Iterator[Tuple[ast.AST, str]]:
+    """(value, rule id) of each switch keyword given in a call of its library."""
+    for node in nodes:
+        if isinstance(node, ast.Call):
+            callee = qualify(dotted(node.func) or "", imports)
+            for switch in switches:
+                if callee in switch.funcs:
+                    yield from ((k.value, switch.rule_id) for k in node.keywords if k.arg == switch.keyword)
+
+
+def _bound_tests(nodes: List[ast.AST], imports, tests) -> Iterator[Tuple[str, ast.AST]]:
+    """``name = torch.cuda.is_available()`` in the scope, where the name is bound only there."""
+    bindings: Dict[str, List[ast.AST]] = {}
+    for node in nodes:
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            bindings.setdefault(node.id, []).append(node)
+    for node in nodes:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            name = node.targets[0].id
+            if len(bindings.get(name, [])) == 1 and _is_test(node.value, imports, tests):
+                yield name, node.value
+
+
+def _as_switch(test: ast.AST, imports, tests, rule_id: str) -> List[Kept]:
+    return [replace(kept, rule_id=rule_id, works=True) for kept in _guard_tests(test, imports, tests)]
 
 
 def _cuda_literals(node: ast.AST, rewritten) -> List[ast.Constant]:

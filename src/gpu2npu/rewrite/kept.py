@@ -12,7 +12,7 @@ from typing import FrozenSet, List, Optional
 
 from gpu2npu.rewrite.changes import Kept
 from gpu2npu.rewrite.compared import kept_compared_strings
-from gpu2npu.rewrite.guards import kept_guards
+from gpu2npu.rewrite.guards import kept_guards, kept_switches
 from gpu2npu.rewrite.kept_strings import kept_argument_strings, kept_member_strings, kept_peer_strings
 from gpu2npu.rewrite.reads import kept_reads
 from gpu2npu.rewrite.reductions import kept_reductions
@@ -50,6 +50,9 @@ def file_kept(
         guarded = kept_guards(tree, imports, index, cuda_modules, calls)
         skipped = {(k.line, k.key) for k in guarded if k.works}  # a read the NPU never makes
         kept = [k for k in kept if (k.line, k.key) not in skipped] + guarded
+    if index.cuda_switches and any(s.keyword.encode() in data for s in index.cuda_switches):
+        imports = imports if imports is not None else file_imports(tree)
+        kept += kept_switches(tree, imports, index.cuda_switches, index.guard_tests)
     if any(_mentions(data, name) for name in index.kept_wrappers):
         imports = imports if imports is not None else file_imports(tree)
         kept += kept_wrappers(tree, imports, index.kept_wrappers, wrapper_read_from)

@@ -287,6 +287,15 @@ class ArgumentStrings:
 
 
 @dataclass(frozen=True)
+class CudaSwitch:
+    """A library's keyword that makes it compute on CUDA (KeepSwitchRule)."""
+
+    funcs: FrozenSet[str]  # qualified names of the library's callables
+    keyword: str
+    rule_id: str
+
+
+@dataclass(frozen=True)
 class Binding:
     """A name a target's rewrites write (BindNamesRule), and the module-level statement binding it."""
 
@@ -366,6 +375,7 @@ class RuleIndex:
     member_strings: Optional[MemberStrings] = None
     peer_strings: Optional[PeerStrings] = None
     argument_strings: List[ArgumentStrings] = field(default_factory=list)
+    cuda_switches: List[CudaSwitch] = field(default_factory=list)
     bindings: Dict[str, Binding] = field(default_factory=dict)  # in the order they are bound
     string_names: Dict[str, StringName] = field(default_factory=dict)  # by the literal's word
     status_overrides: Dict[str, List[StatusOverride]] = field(default_factory=dict)  # by normalised API
