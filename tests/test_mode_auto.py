@@ -242,7 +242,8 @@ def test_rules_list_shows_the_rules_of_a_mode():
     # HCCL refuses a float64 reduction whatever patches the program (G2N174); torch 2.x's launcher
     # passes --local-rank whatever patches it (G2N176); a newer torch refuses torch.load's and
     # torch.stft's old defaults whatever patches them (G2N183, G2N186); the patcher leaves
-    # torch.version.cuda None (G2N187); Adam's default step runs on the NPU whatever patches it (G2N171)
+    # torch.version.cuda None (G2N187); Adam's default step runs on the NPU whatever patches it (G2N171);
+    # host-only APIs are the same under any patcher (G2N170)
     newer_torch = ["G2N183", "G2N186", "G2N187"]
     # names a torch older than the project's lacks (every_mode/older_torch.yaml): at 2.8.0, only
     # torch.accelerator's memory calls (torch 2.9)
@@ -265,7 +266,12 @@ def test_rules_list_shows_the_rules_of_a_mode():
         "G2N199",
     ]  # not G2N191: the patcher sends timm Mixup's torch.full(device='cuda') to the NPU
     assert python_ids == sorted(
-        environment + cuda_only + ["G2N171", "G2N174", "G2N176"] + newer_torch + older_torch + removed
+        environment
+        + cuda_only
+        + ["G2N170", "G2N171", "G2N174", "G2N176"]
+        + newer_torch
+        + older_torch
+        + removed
     ) + [f"G2N70{n}" for n in range(10)] + [
         "G2N710",
         "G2N711",

@@ -691,3 +691,28 @@ def test_a_compared_nccl_backend_asks_for_the_accelerators_backend(tmp_path):
             text=True,
         )
         assert (run.returncode, run.stdout) == (0, "True False\n"), run.stderr
+
+
+HOST_ONLY = """\
+import torch
+
+
+@torch.inference_mode()
+def evaluate(model, x):
+    return model(torch.Size([2]) and x.cuda())
+
+
+if __name__ == "__main__":
+    print(evaluate(torch.nn.Linear(2, 2).cuda(), torch.ones(2)))
+"""
+
+
+@pytest.mark.parametrize("options", [["--target", "portable"], ["--mode", "auto"]])
+def test_host_only_apis_are_supported_in_every_tree(tmp_path, options):
+    """torch.inference_mode and torch.Size never reach a device: the portable and the auto trees
+    read the host API rules too (G2N170) instead of calling them "not validated on NPU"."""
+    write(tmp_path / "proj" / "train.py", HOST_ONLY)
+    result = run_cli("migrate", "-i", tmp_path / "proj", "-o", tmp_path / "out", *options)
+    assert result.returncode == 0, result.stderr
+    reports = tmp_path / "out" / "proj_msft" / "transplant_result_file"
+    assert [row[3] for row in rows(reports / "unknown_api.csv")] == ["OP"]
