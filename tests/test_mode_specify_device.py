@@ -9,7 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import python_change_rows, rows, run_cli, tree_files, write
+from helpers import builtin_index, python_change_rows, rows, run_cli, tree_files, write
+from helpers import migrate as migrate_code
 
 from gpu2npu.rewrite.imports import insert_at_top
 from gpu2npu.source.parse import parse_ast
@@ -1035,3 +1036,28 @@ def test_a_guard_of_what_runs_on_import_is_no_main_guard(tmp_path):
     ).replace(".cuda()", ".npu()").replace(
         '== "__main__":\n', '== "__main__":\n    torch_npu.npu.set_device(DEVICE_ID)\n'
     )
+
+
+OTHER_ACCELERATORS = """import torch
+
+def place(model, is_xpu_available):
+    if is_xpu_available():
+        model.to("xpu:0")
+    elif torch.backends.mps.is_available():
+        model.to("mps:0")
+    else:
+        model.to("cuda:1")
+    return model.to("hpu:1", non_blocking=True)
+"""
+
+
+@pytest.mark.parametrize("style", ["specify-device", "distributed"])
+def test_another_accelerators_device_string_keeps_its_card(style):
+    """llama-recipes' ``model.to("xpu:0")`` under ``if is_xpu_available():`` became the NPU's card
+    from the environment: the XPU branch then sent the model to an NPU. Only a CUDA (or NPU)
+    device names one of the cards the mode selects."""
+    migrated = migrate_code(OTHER_ACCELERATORS, index=builtin_index(style=style))
+    for kept in ('model.to("xpu:0")', 'model.to("mps:0")', 'model.to("hpu:1", non_blocking=True)'):
+        assert kept in migrated
+    index = {"specify-device": "DEVICE_ID", "distributed": "LOCAL_RANK"}[style]
+    assert f"model.to(f'npu:{{{index}}}')" in migrated

@@ -49,7 +49,7 @@ from gpu2npu.source.torch_names import FROM_ENVIRONMENT, names_several_cards
 NEW_VALUES = ("device", "index", "delete")
 VALUES = ("indexed", "any")
 ROOT_NAME = re.compile(r"(?<![.\w])[A-Za-z_]\w*")
-INDEXED_DEVICE = re.compile(r"^[a-z]+:[0-9]+$")
+INDEXED_DEVICE = re.compile(r"^(?:cuda|npu):[0-9]+$")  # another accelerator's (xpu:0) is none of ours
 CPU_DEVICE = re.compile(r"^cpu(:[0-9]+)?$")
 # The card the process selected already (sd-scripts' torch.cuda.device(torch.cuda.current_device())).
 CURRENT_DEVICE = re.compile(r"\bcurrent_device\(\s*\)\s*$")
