@@ -1056,6 +1056,46 @@ def test_a_name_the_target_torch_does_not_have_yet_is_an_error(tmp_path, version
     assert run_cli("check", "-v", version, tmp_path / "proj", "--no-cache").returncode == code
 
 
+NEWER_NAMES = """import torch
+from torch.distributed.fsdp import fully_shard
+
+norm = fully_shard(torch.nn.RMSNorm(8))
+scaler = torch.amp.GradScaler("cuda")
+
+
+@torch.amp.custom_fwd(device_type="cuda")
+def f(x):
+    return torch.nn.functional.rms_norm(x, (8,))
+"""
+
+
+@pytest.mark.parametrize(
+    "version,expected",
+    [
+        (
+            "2.1.0",
+            [
+                ("4", "torch.distributed.fsdp.fully_shard", "G2N375"),
+                ("4", "torch.nn.RMSNorm", "G2N371"),
+                ("5", "torch.amp.GradScaler", "G2N372"),
+                ("8", "torch.amp.custom_fwd", "G2N373"),
+                ("10", "torch.nn.functional.rms_norm", "G2N371"),
+            ],
+        ),
+        ("2.4.0", [("4", "torch.distributed.fsdp.fully_shard", "G2N375")]),
+        ("2.6.0", []),
+    ],
+)
+def test_apis_newer_than_the_target_torch_are_errors(tmp_path, version, expected):
+    """open_clip with -v 2.1.0: torch.nn.RMSNorm (2.4), torch.amp.GradScaler (2.3) and FSDP2's
+    fully_shard (public in 2.6) were "not validated: test it" warnings; that torch has none of them."""
+    write(tmp_path / "proj" / "main.py", NEWER_NAMES)
+    result = run_cli("migrate", "-v", version, "-i", tmp_path / "proj", "-o", tmp_path / version)
+    assert result.returncode == 0, result.stderr
+    found = rows(tmp_path / version / "proj_msft" / "transplant_result_file" / "unsupported_api.csv")
+    assert [(row[1], row[3], row[-1].split(":")[-1]) for row in found[1:]] == expected
+
+
 CUDA_BUILD_GATES = """import torch
 from torch import version as tv
 
