@@ -385,10 +385,14 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
 
     def indentation(self) -> str:
         """The leading whitespace of the first line of the call being rewritten."""
+        text = self.line_text()
+        return text[: len(text) - len(text.lstrip(" \t"))]
+
+    def line_text(self) -> str:
+        """The source of the first line of the call being rewritten (``val_loader = DataLoader(``)."""
         if self._source_lines is None:
             self._source_lines = self.source.splitlines()
-        text = self._source_lines[self.line() - 1] if self.line() >= 1 else ""
-        return text[: len(text) - len(text.lstrip(" \t"))]
+        return self._source_lines[self.line() - 1] if self.line() >= 1 else ""
 
     def line(self) -> int:
         """First line of the call being rewritten."""

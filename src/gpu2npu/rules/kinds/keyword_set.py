@@ -7,7 +7,10 @@ of ``not_none`` as a literal ``None`` (``batch_size=None`` switches batching off
 does not pass every parameter of ``only_with``, or passes one as a literal ``False`` or ``None``
 (``pin_memory_device`` only where ``pin_memory`` is on), and one whose parameter of ``only_on``
 is not on as written: ``True`` or an expression such as ``train_sampler is None``, not a bare
-variable (``shuffle=shuffle`` in a validation loader's function, whose default is False). A call
+variable (``shuffle=shuffle`` in a validation loader's function, whose default is False), and one
+where a word of the call or of the line it starts on begins with a word of ``not_named``
+(``val_loader = DataLoader(...)``, ``DataLoader(ImageFolder(args.imagenet_val), shuffle=True)``,
+an evaluation loader that shuffles only to subsample). A call
 with ``*args`` or ``**kwargs`` may pass it unseen: it is kept and reported with the rule's tip.
 A ``value`` that is a name a target binds (BindNamesRule: ``DEVICE_TYPE``) is bound in the module
 and spelled as there (``torch.amp.GradScaler()`` -> ``torch.amp.GradScaler(device=DEVICE_TYPE)``).
@@ -25,6 +28,8 @@ and spelled as there (``torch.amp.GradScaler()`` -> ``torch.amp.GradScaler(devic
 """
 
 from __future__ import annotations
+
+import re
 
 import libcst as cst
 
@@ -55,6 +60,11 @@ class KeywordSet(RuleKind):
             list,
             default=(),
             help="parameters the call must pass as True or an expression, not a bare variable",
+        ),
+        "not_named": Field(
+            list,
+            default=(),
+            help="words that, beginning a word of the call or of its line, leave the call as it is (val)",
         ),
         "tip": Field(str, required=True, help="what to do where a call is kept"),
     }
@@ -106,11 +116,19 @@ class KeywordSet(RuleKind):
             return call
         if not all(_passes_on_as_written(call, rule["parameters"], name) for name in rule["only_on"]):
             return call
+        if rule["not_named"] and _named(ctx.code(call) + " " + ctx.line_text(), rule["not_named"]):
+            return call
         value = rule["value"]
         if value in ctx.index.bindings:  # a name a target binds (DEVICE_TYPE), spelled as here
             value = ctx.bound_name(value)
         ctx.record("MODIFY", f"pass {rule['keyword']}={value} to {rule['func_name']}", rule.id)
         return append_keyword(call, rule["keyword"], cst.parse_expression(value))
+
+
+def _named(text: str, words) -> bool:
+    """Whether a word of ``text`` (split at anything but letters and digits) begins with one of
+    ``words``: ``imagenet_val`` and ``validation`` with ``val``; ``interval`` not."""
+    return any(part.startswith(tuple(words)) for part in re.split(r"[^a-z0-9]+", text.lower()))
 
 
 def _passes_switched_on(call: cst.Call, parameters, name: str) -> bool:
