@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import python_change_rows, rows, run_cli, tree_files
+from helpers import python_change_rows, rows, run_cli, tree_files, write
 
 from gpu2npu.rewrite.imports import insert_at_top
 
@@ -257,7 +257,6 @@ def test_rules_list_shows_the_rules_of_a_mode():
         "G2N173",
         "G2N175",
         "G2N181",
-        "G2N182",
         "G2N184",
         "G2N188",
         "G2N189",
@@ -280,6 +279,7 @@ def test_rules_list_shows_the_rules_of_a_mode():
         "G2N714",
         "G2N715",
         "G2N716",
+        "G2N717",
         "G2N730",
         "G2N731",
         "G2N732",
@@ -626,3 +626,18 @@ def test_an_upper_case_nccl_backend_becomes_hccl_which_the_patcher_misses(tmp_pa
     pytest.importorskip("torch")
     run = run_cli("run", "--", sys.executable, "launch.py", tmp_path / "store", "NCCL", cwd=out)
     assert (run.returncode, run.stdout) == (0, "hccl False True\n"), run.stderr
+
+
+@pytest.mark.parametrize("version,expected", [("2.8.0", ["G2N717"]), ("2.1.0", [])])
+def test_basicsr_under_the_patcher_is_reported_only_for_its_torchvision_import(tmp_path, version, expected):
+    """Real-ESRGAN's auto copy: transfer_to_npu sends basicsr's torch.cuda calls to the NPU, so
+    the full migration's row (G2N182: "start it under transfer_to_npu") told an auto user to use
+    auto. Left: basicsr 1.4.2 imports a torchvision module torch 2.2's torchvision removed."""
+    write(tmp_path / "proj" / "train.py", "import torch\nfrom basicsr.train import train_pipeline\n" + MAIN)
+    result = run_cli(
+        "migrate", "-i", tmp_path / "proj", "-o", tmp_path / "out", "-v", version, "--mode", "auto"
+    )
+    assert result.returncode == 0, result.stderr
+    found = rows(tmp_path / "out" / "proj_msft" / "transplant_result_file" / "unsupported_api.csv")[1:]
+    assert [row[-1].split(":")[-1] for row in found if row[3].startswith("basicsr")] == expected
+    assert all("--mode auto" not in row[4] for row in found)
