@@ -87,7 +87,7 @@ def kind_context(
 
     def migrate_python(data: bytes, rel: str):
         result = migrate_source(data, index, ProjectFacts(), rel)
-        return result.new_bytes, result.changes, result.skipped
+        return result.new_bytes, result.changes, result.skipped, result.kept if analyse else []
 
     if not analyse:
         return KindContext(index, migrate_python)

@@ -484,7 +484,7 @@ def test_a_cell_the_engine_refuses_is_reported_and_the_rest_migrated():
 
     def refusing(data, rel):
         if b"refuse me" in data:
-            return None, [], "internal error: refused; kept unchanged"
+            return None, [], "internal error: refused; kept unchanged", []
         return context.migrate_python(data, rel)
 
     data = notebook("import torch", "# refuse me\n!CUDA_VISIBLE_DEVICES=1 ls\nx.cuda()", "y.cuda()")
@@ -510,7 +510,7 @@ def test_cells_are_migrated_one_by_one_when_the_joined_program_is_refused():
 
     def refusing_joined(data, rel):
         if CELL_MARKER.encode() in data:
-            return None, [], "internal error: refused; kept unchanged"
+            return None, [], "internal error: refused; kept unchanged", []
         return context.migrate_python(data, rel)
 
     data = notebook("import torch\nx = torch.ones(1).cuda()", "y.cuda()")
@@ -579,7 +579,7 @@ def _recording(context, refuse=b"refuse me"):
 
     def migrating(data, rel):
         if refuse in data:
-            return None, [], "internal error: refused; kept unchanged"
+            return None, [], "internal error: refused; kept unchanged", []
         return context.migrate_python(data, rel)
 
     def analysing(data, rel):
@@ -762,3 +762,21 @@ def test_a_notebook_that_imports_only_the_standard_library_is_no_entry(tmp_path)
     changes = rows(out / "transplant_result_file" / "change_list.csv")
     entries = sorted({row[0] for row in changes if row[5] == "G2N700"})
     assert entries == ["lib.ipynb", "use.ipynb"]
+
+
+def test_code_the_rewrite_pass_keeps_is_reported_at_the_notebook_lines(tmp_path):
+    """llama-recipes' Step-4-TTS-Workflow.ipynb with -s: ``device = "cuda:7"`` and ``.to("cuda:3")``
+    keep their cards (the notebook names several), and in a .py file each is a G2N721 row; the
+    notebook's rows were lost, since only what the rules keep before the pass reached them."""
+    write(
+        tmp_path / "nb" / "tts.ipynb",
+        notebook("import torch", 'device = "cuda:7"', 'x = torch.ones(1).to("cuda:3")'),
+    )
+    result = run_cli("migrate", "-i", tmp_path / "nb", "-o", tmp_path / "out", "-v", NEWEST, "-s")
+    assert result.returncode == 0, result.stderr
+    reports = tmp_path / "out" / "nb_msft" / "transplant_result_file"
+    kept = [row[:4] + row[-1:] for row in rows(reports / "unsupported_api.csv")[1:]]
+    assert kept == [
+        ["tts.ipynb", "18", "18", "'cuda:7'", "rules:G2N721"],
+        ["tts.ipynb", "27", "27", "'cuda:3'", "rules:G2N721"],
+    ]

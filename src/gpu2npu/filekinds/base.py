@@ -70,12 +70,12 @@ class KindOutcome:
 class KindContext:
     """What a kind may use: the compiled rules (``index.rules_of(kind)``, the string table) and,
     for kinds holding Python code (notebooks), the Python migration of one piece of source:
-    ``migrate_python(source, rel) -> (new source or None, changes, skipped reason)``, and its
+    ``migrate_python(source, rel) -> (new source or None, changes, skipped reason, kept code)``, and its
     analysis: ``analyse_python(source, rel) -> (API uses, kept code)``, lines of ``source``
     (empty lists when the run wants no API reports)."""
 
     index: Any  # gpu2npu.rules.index.RuleIndex
-    migrate_python: Callable[[bytes, str], Tuple[Optional[bytes], List[Change], str]]
+    migrate_python: Callable[[bytes, str], Tuple[Optional[bytes], List[Change], str, List[Any]]]
     analyse_python: Callable[[bytes, str], Tuple[List[Any], List[Any]]] = lambda source, rel: ([], [])
 
 

@@ -53,7 +53,7 @@ from gpu2npu.filekinds._ipython import PYTHON, SHELL, MaskedCell, mask_cell
 from gpu2npu.filekinds._notebook_json import CellSource, NotebookText, apply_edits
 from gpu2npu.filekinds.base import UNKNOWN, KindContext, KindOutcome, Reported, decode
 from gpu2npu.filekinds.shell import ShellEdits, read_shell, report_unread
-from gpu2npu.rewrite.changes import Change
+from gpu2npu.rewrite.changes import Change, Kept
 
 NOT_MIGRATED = "not-migrated"
 COPIED = "; copied unchanged"
@@ -248,7 +248,7 @@ class _Migration:
                 self._migrate_together([cell])
 
     def _accepted_alone(self, cell: _CodeCell) -> bool:
-        _, _, skipped = self.context.migrate_python(cell.masked.masked_text.encode("utf-8"), self.rel)
+        _, _, skipped, _ = self.context.migrate_python(cell.masked.masked_text.encode("utf-8"), self.rel)
         if skipped:
             self._not_migrated(cell, 1, skipped)
             cell.changes = []  # kept as it is: not even the notebook's own edits
@@ -258,7 +258,7 @@ class _Migration:
     def _migrate_together(self, cells: List[_CodeCell]) -> bool:
         """Migrate the cells as one program; False (nothing done) when the engine refuses it."""
         joined = SEPARATOR.join(cell.masked.masked_text for cell in cells)
-        new, changes, skipped = self.context.migrate_python(joined.encode("utf-8"), self.rel)
+        new, changes, skipped, kept = self.context.migrate_python(joined.encode("utf-8"), self.rel)
         if skipped:
             return False
         if new is not None:
@@ -273,6 +273,7 @@ class _Migration:
             position = max(bisect.bisect_right(first_lines, change.start_line) - 1, 0)
             first = first_lines[position]
             self._record(cells[position], change, change.start_line - first + 1, change.end_line - first + 1)
+        self._keep(kept, cells)
         self.migrated += cells
         return True
 
@@ -297,15 +298,25 @@ class _Migration:
                         column=_source_column(cell, first, call.column),
                     )
                 )
+        self._keep(kept, cells)
+        self.outcome.calls.sort()
+        self.outcome.kept.sort()
+
+    def _keep(self, kept: List[Kept], cells: List[_CodeCell]) -> None:
+        """The kept code of the cells joined as one program, at the .ipynb lines; what the rules
+        keep before the rewrite pass comes from both the migration and the analysis: once."""
+        lines = _ProgramLines(cells)
+        seen = {(item.line, item.key) for item in self.outcome.kept}
         for item in kept:
             span = lines.span(item.line, item.end_line)
             if span is not None:
                 cell, first, last = span
-                self.outcome.kept.append(
-                    replace(item, line=self._file_line(cell, first), end_line=self._file_line(cell, last))
+                placed = replace(
+                    item, line=self._file_line(cell, first), end_line=self._file_line(cell, last)
                 )
-        self.outcome.calls.sort()
-        self.outcome.kept.sort()
+                if (placed.line, placed.key) not in seen:
+                    seen.add((placed.line, placed.key))
+                    self.outcome.kept.append(placed)
 
     # -- the notebook's own edits and reports ------------------------------------------------------
 

@@ -220,7 +220,7 @@ class ShellEdits:
         if self.context is None or literal is None or not literal[0]:
             return
         offset, code = literal
-        new, changes, skipped = self.context.migrate_python(code.encode("utf-8"), self.rel)
+        new, changes, skipped, _ = self.context.migrate_python(code.encode("utf-8"), self.rel)
         if new is None or skipped or not changes:
             return
         text = new.decode("utf-8")

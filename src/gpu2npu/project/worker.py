@@ -188,9 +188,12 @@ def _process_other(job: Job, data: bytes) -> Tuple[Optional[bytes], FileResult]:
 
 
 def _migrate_python(data: bytes, rel: str):
-    """The Python migration of a piece of source (a notebook's code): new bytes, changes, skipped."""
+    """The Python migration of a piece of source (a notebook's code): new bytes, changes, skipped,
+    and, where the run wants the API reports, the code the rules keep (the rewrite pass's own too:
+    -s's cards kept by number)."""
     outcome = migrate_source(data, _STATE["index"], _STATE["project"], rel)
-    return outcome.new_bytes, outcome.changes, outcome.skipped
+    kept = outcome.kept if _STATE["analysis"] is not None else []
+    return outcome.new_bytes, outcome.changes, outcome.skipped, kept
 
 
 def _analyse_python(data: bytes, rel: str):
