@@ -1061,3 +1061,25 @@ def test_another_accelerators_device_string_keeps_its_card(style):
         assert kept in migrated
     index = {"specify-device": "DEVICE_ID", "distributed": "LOCAL_RANK"}[style]
     assert f"model.to(f'npu:{{{index}}}')" in migrated
+
+
+def test_a_packages_main_module_is_an_entry(tmp_path):
+    """whisper: ``python -m whisper`` runs ``whisper/__main__.py`` (``from .transcribe import cli``
+    then ``cli()``), which was no entry, so -s never selected the card. Proof by running it under
+    the stand-in with DEVICE_ID=1."""
+    write(tmp_path / "proj" / "whisper" / "__init__.py", "")
+    write(tmp_path / "proj" / "whisper" / "__main__.py", "from .transcribe import cli\n\ncli()\n")
+    transcribe = 'import torch\n\n\ndef cli():\n    print("card", torch.cuda.current_device())\n'
+    write(tmp_path / "proj" / "whisper" / "transcribe.py", transcribe)
+    result = run_cli("migrate", "-i", tmp_path / "proj", "-o", tmp_path / "out", "-v", "2.8.0", "-s")
+    assert result.returncode == 0, result.stderr
+    out = tmp_path / "out" / "proj_msft"
+    assert (out / "whisper" / "__main__.py").read_text() == (
+        "from .transcribe import cli\nimport os\nimport torch_npu\n"
+        "DEVICE_ID = int(os.environ['DEVICE_ID']) if os.environ.get('DEVICE_ID', '').isdigit() else 0\n"
+        "torch_npu.npu.set_device(DEVICE_ID)\n\ncli()\n"
+    )
+    pytest.importorskip("torch")
+    env = {**os.environ, "DEVICE_ID": "1"}
+    run = run_cli("run", "--devices", "2", "--", sys.executable, "-m", "whisper", cwd=out, env=env)
+    assert (run.returncode, run.stdout) == (0, "card 1\n"), run.stderr

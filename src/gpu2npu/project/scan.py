@@ -200,10 +200,11 @@ def _scanned(
 ) -> FileScan:
     """One read of the file's bytes; parsed only when it may define a renamed method, start a
     program, import a CUDA-only library or a library helper, or (-s) select its device."""
+    package_main = rel.rsplit("/", 1)[-1] == "__main__.py"  # what python -m package runs
     may_start = (
         find_entries
         and not initialises_a_package(rel)
-        and _may_start_a_program(data)
+        and (package_main or _may_start_a_program(data))
         and not builds_a_package(rel, data)
     )
     wanted = [method for method in methods if f"def {method}(".encode() in data]
@@ -220,7 +221,7 @@ def _scanned(
     tree = (
         parse_ast(data) if wanted or may_start or libraries or may_select or imported_helpers else None
     )  # one parse for all
-    start = (program_start(tree) or "") if may_start else ""
+    start = (program_start(tree, package_main) or "") if may_start else ""
     defining = tuple((m, frozenset(classes_defining(tree, m))) for m in wanted) if tree is not None else ()
     extensions, inline = (), ()
     if b"cpp_extension" in data:

@@ -98,17 +98,18 @@ MAIN_GUARD, MAIN_CALL, TOP_LEVEL = "__main__ guard", "main() call", "top-level s
 PROGRAM_CALLS = frozenset({"launch", "fit", "run", "serve_forever"})
 
 
-def program_start(tree: ast.AST) -> str:
+def program_start(tree: ast.AST, package_main: bool = False) -> str:
     """How the file shows that it starts a program when run, or '': ``if __name__ ==
-    "__main__":``, a module-level ``main()`` call, or a script whose work runs at the top level:
-    command-line arguments parsed there (``args = parser.parse_args()``) or a loop there
-    (``while True:``, ``for epoch in ...``, also inside a top-level ``with`` or ``if``), or a call that runs
-    the program there (PROGRAM_CALLS: ChatGLM's ``demo.queue().launch()``)."""
+    "__main__":``, a module-level ``main()`` call (any module-level call in a package's
+    ``__main__.py``, which ``python -m package`` runs: whisper's ``cli()``), or a script whose work
+    runs at the top level: command-line arguments parsed there (``args = parser.parse_args()``) or a
+    loop there (``while True:``, ``for epoch in ...``, also inside a top-level ``with`` or ``if``), or a
+    call that runs the program there (PROGRAM_CALLS: ChatGLM's ``demo.queue().launch()``)."""
     if is_script(tree):
         return MAIN_GUARD
     body = getattr(tree, "body", [])
     calls = [_called_name(node) for node in body]
-    if "main" in calls:
+    if "main" in calls or (package_main and any(calls)):
         return MAIN_CALL
     if "parse_args" in calls or PROGRAM_CALLS.intersection(calls) or any(_is_loop(node) for node in body):
         return TOP_LEVEL
