@@ -1083,3 +1083,29 @@ def test_a_packages_main_module_is_an_entry(tmp_path):
     env = {**os.environ, "DEVICE_ID": "1"}
     run = run_cli("run", "--devices", "2", "--", sys.executable, "-m", "whisper", cwd=out, env=env)
     assert (run.returncode, run.stdout) == (0, "card 1\n"), run.stderr
+
+
+COLOSSAL = """import colossalai
+import torch
+
+
+def main():
+    colossalai.launch_from_torch({})
+    print(torch.ones(1).cuda())
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+@pytest.mark.parametrize("style", ["specify-device", "distributed"])
+def test_colossalais_launchers_select_the_card_and_distribute(style):
+    """Open-Sora's scripts call colossalai.launch_from_torch, which sets up the group and the local
+    rank's card: -s selected card DEVICE_ID first in every process, and the distributed mode would
+    add a second group. -s now selects only where DEVICE_ID is set; distributed adds nothing."""
+    migrated = migrate_code(COLOSSAL, index=builtin_index(style=style))
+    assert "torch.ones(1).npu()" in migrated
+    selects = "if os.environ.get('DEVICE_ID', '').isdigit():\n    torch_npu.npu.set_device(DEVICE_ID)\n"
+    assert (selects in migrated, "set_device(DEVICE_ID)" in migrated) == (style == "specify-device",) * 2
+    assert "init_process_group" not in migrated and "DistributedDataParallel" not in migrated
