@@ -1109,3 +1109,27 @@ def test_colossalais_launchers_select_the_card_and_distribute(style):
     selects = "if os.environ.get('DEVICE_ID', '').isdigit():\n    torch_npu.npu.set_device(DEVICE_ID)\n"
     assert (selects in migrated, "set_device(DEVICE_ID)" in migrated) == (style == "specify-device",) * 2
     assert "init_process_group" not in migrated and "DistributedDataParallel" not in migrated
+
+
+LOCAL_PROCESS = """import os
+
+import torch
+
+
+class PartialState:
+    def __init__(self):
+        self.local_process_index = int(os.environ.get("LOCAL_RANK", -1))
+
+    def set_device(self):
+        device_index = self.local_process_index % torch.cuda.device_count()
+        self.device = torch.device("cuda", device_index)
+        torch.cuda.set_device(self.device)
+"""
+
+
+def test_an_index_computed_from_the_local_process_index_stays():
+    """Accelerate's PartialState.set_device: ``self.local_process_index % device_count()`` (its
+    LOCAL_RANK) became DEVICE_ID, so every process of a multi-card run took the same card."""
+    migrated = migrate_code(LOCAL_PROCESS, index=builtin_index(style="specify-device"))
+    assert '        self.device = torch.device("npu", device_index)\n' in migrated
+    assert "DEVICE_ID)" not in migrated

@@ -17,5 +17,6 @@ def names_several_cards(source: str, device_types=("cuda", "npu")) -> bool:
     return len(numbers) > 1
 
 
-# A value read from the environment or naming a rank (LOCAL_RANK, args.local_rank, ddp_rank).
-FROM_ENVIRONMENT = re.compile(r"environ|getenv|rank\b", re.IGNORECASE)
+# A value read from the environment or naming a rank (LOCAL_RANK, args.local_rank, ddp_rank,
+# Accelerate's self.local_process_index).
+FROM_ENVIRONMENT = re.compile(r"environ|getenv|rank\b|process_index\b", re.IGNORECASE)

@@ -133,13 +133,22 @@ class DeviceIdArg(CallArgumentKind):
         return replace_value(call, position, cst.parse_expression(new_code))
 
 
-def _assigned_from(source: str, code: str, origin: "re.Pattern[str]") -> bool:
+def _assigned_from(source: str, code: str, origin: "re.Pattern[str]", depth: int = 2) -> bool:
     """A name (or attribute) the file assigns from what ``origin`` finds somewhere (the
     environment or a rank: ``device = f'cuda:{ddp_local_rank}'`` then ``set_device(device)``; a
     spawned worker's index: ``cfg.device_id = i``), or an expression of names one of which it
-    assigns so (``proc_id % num_gpus``, ``proc_id`` from SLURM_PROCID)."""
+    assigns so (``proc_id % num_gpus``, ``proc_id`` from SLURM_PROCID); followed through one more
+    assignment (Accelerate's ``self.device = torch.device("cuda", device_index)``, the index
+    computed from its local rank)."""
     names = [code] if all(part.isidentifier() for part in code.split(".")) else sorted(_roots(code))
-    return any(origin.search(value) for name in names for value in _assigned_values(source, name))
+    values = [value for name in names for value in _assigned_values(source, name)]
+    if any(origin.search(value) for value in values):
+        return True
+    return depth > 1 and any(
+        _assigned_from(source, root, origin, depth - 1)
+        for value in values
+        for root in sorted(_roots(value) - set(names))
+    )
 
 
 def _assigned_values(source: str, name: str) -> List[str]:
