@@ -850,6 +850,12 @@ def test_a_cudnn_test_beside_the_device_s_is_reported_as_never_true_on_the_npu(t
             "openfold's fused attention softmax (attn_core_inplace_cuda, used with use_memory_efficient",
             0,
         ),
+        (  # accelerate's benchmarks/fp8/ms_amp
+            "import msamp\n\nmodel, optimizer = msamp.initialize(None, None)\n",
+            ["1", "1", "msamp", "unsupported", "listed", "rules:G2N065"],
+            "MS-AMP (msamp) is NVIDIA-only FP8 training",
+            1,
+        ),
         (
             "from mish_cuda import MishCuda as Mish\n\nact = Mish()\n",
             ["1", "1", "mish_cuda", "unsupported", "listed", "rules:G2N184"],
@@ -887,6 +893,7 @@ def test_a_cudnn_test_beside_the_device_s_is_reported_as_never_true_on_the_npu(t
         "fairscale scaler",
         "basicsr engine",
         "openfold kernels",
+        "ms-amp",
         "mish_cuda",
         "timm scaler",
         "sat",
@@ -907,7 +914,8 @@ def test_a_library_that_needs_cuda_or_a_plugin_is_reported_where_the_code_uses_i
     itself off (one given device='npu' has chosen). CogVideo's sat/ scripts train through
     SwissArmyTransformer, which picks its card through torch.cuda and defaults to nccl. FastChat's
     judge asks Ray for GPUs, which an Ascend host has none of; DeepSpeedExamples' deepnvme loads
-    DeepSpeed's GDS builder, which has no NPU build. Each is reported where the code uses it; check
+    DeepSpeed's GDS builder, which has no NPU build; accelerate's FP8 benchmark imports the NVIDIA-only
+    MS-AMP. Each is reported where the code uses it; check
     fails on the ones that cannot work."""
     write(tmp_path / "proj" / "main.py", code)
     result = run_cli("migrate", "-i", tmp_path / "proj", "-o", tmp_path / "out")

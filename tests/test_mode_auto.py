@@ -250,7 +250,7 @@ def test_rules_list_shows_the_rules_of_a_mode():
     older_torch = ["G2N195"]
     # CUDA-only libraries and CUDA extensions run under no patcher (every_mode/cuda_only.yaml,
     # cuda_extensions.yaml); the GradScaler classes transfer_to_npu aliases (G2N180, G2N185) are not here
-    cuda_only = [f"G2N0{n}" for n in range(50, 65)] + ["G2N072", "G2N073", "G2N074"]
+    cuda_only = [f"G2N0{n}" for n in range(50, 66)] + ["G2N072", "G2N073", "G2N074"]
     cuda_only += ["G2N086", "G2N087", "G2N088", "G2N089", "G2N099"] + [f"G2N1{n}" for n in range(63, 69)]
     cuda_only += [
         "G2N172",
@@ -267,7 +267,7 @@ def test_rules_list_shows_the_rules_of_a_mode():
     assert python_ids == sorted(
         environment
         + cuda_only
-        + ["G2N170", "G2N171", "G2N174", "G2N176", "G2N376"]
+        + ["G2N093", "G2N170", "G2N171", "G2N174", "G2N176", "G2N376"]
         + newer_torch
         + older_torch
         + removed
@@ -641,3 +641,22 @@ def test_basicsr_under_the_patcher_is_reported_only_for_its_torchvision_import(t
     found = rows(tmp_path / "out" / "proj_msft" / "transplant_result_file" / "unsupported_api.csv")[1:]
     assert [row[-1].split(":")[-1] for row in found if row[3].startswith("basicsr")] == expected
     assert all("--mode auto" not in row[4] for row in found)
+
+
+def test_a_tensorflow_script_is_no_entry_and_tf32_switches_are_rows(tmp_path):
+    """guided-diffusion's evaluations/evaluator.py imports TensorFlow and never torch: auto made it
+    an entry (import torch_npu, where its own requirements install none). edm turns TF32 off, which
+    transfer_to_npu leaves to CUDA: the NPU's HF32 convolutions stay on, so it is a row (G2N093)."""
+    evaluator = 'import tensorflow.compat.v1 as tf\n\nif __name__ == "__main__":\n    print(tf.__name__)\n'
+    write(tmp_path / "proj" / "evaluator.py", evaluator)
+    loop = "import torch\n\ntorch.backends.cudnn.allow_tf32 = False\n" + MAIN
+    write(tmp_path / "proj" / "loop.py", loop)
+    result = run_cli("migrate", "-i", tmp_path / "proj", "-o", tmp_path / "out", "--mode", "auto")
+    assert result.returncode == 0, result.stderr
+    out = tmp_path / "out" / "proj_msft"
+    assert (out / "evaluator.py").read_text() == evaluator
+    assert (out / "loop.py").read_text().startswith(ENTRY_LINES)
+    found = rows(out / "transplant_result_file" / "unsupported_api.csv")[1:]
+    assert [(row[0], row[1], row[3], row[-1]) for row in found] == [
+        ("loop.py", "3", "torch.backends.cudnn.allow_tf32", "rules:G2N093")
+    ]

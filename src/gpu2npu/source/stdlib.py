@@ -43,10 +43,10 @@ STDLIB = frozenset(
 # datasets' torch formatting) is not listed.
 TORCHLESS = frozenset(
     (
-        "aiohttp anthropic bmesh boto3 bpy bs4 click colorama cv2 fastapi fire github google gradio h5py "
-        "httpx huggingface_hub imageio jsonlines lmdb markdownify mathutils matplotlib nltk numpy openai "
-        "packaging pandas PIL plotly "
-        "polars psutil pyarrow pydantic regex requests rich scipy seaborn sentencepiece shortuuid sklearn "
-        "tabulate termcolor tiktoken tqdm typer uvicorn vertexai websockets yaml zmq"
+        "aiohttp anthropic bmesh boto3 bpy bs4 click colorama cv2 fastapi fire flax github google gradio "
+        "h5py httpx huggingface_hub imageio jax jsonlines lmdb markdownify mathutils matplotlib nltk "
+        "numpy openai packaging pandas PIL plotly polars psutil pyarrow pydantic regex requests rich "
+        "scipy seaborn sentencepiece shortuuid sklearn tabulate tensorflow tensorflow_datasets termcolor "
+        "tiktoken tqdm typer uvicorn vertexai websockets yaml zmq"
     ).split()
 )

@@ -22,6 +22,7 @@ TARGET = Target(
         "every_mode/cuda_extensions.yaml",
         "every_mode/newer_torch.yaml",
         "every_mode/host_apis.yaml",
+        "every_mode/precision_switches.yaml",
         "every_mode/older_torch.yaml",
         "every_mode/cuda_build.yaml",
         "every_mode/optimizers.yaml",
