@@ -1028,42 +1028,6 @@ with torch.serialization.safe_globals([dict]):
     pass
 """
 
-
-@pytest.mark.parametrize(
-    "version,expected,code",
-    [
-        (
-            "2.1.0",
-            [
-                ("3", "torch.accelerator.is_available", "G2N192"),
-                ("4", "torch.accelerator.current_accelerator", "G2N192"),
-                ("5", "torch.serialization.safe_globals", "G2N196"),
-            ],
-            1,
-        ),
-        (
-            "2.5.1",
-            [
-                ("3", "torch.accelerator.is_available", "G2N192"),
-                ("4", "torch.accelerator.current_accelerator", "G2N192"),
-            ],
-            1,
-        ),
-        ("2.6.0", [], 0),
-    ],
-)
-def test_a_name_the_target_torch_does_not_have_yet_is_an_error(tmp_path, version, expected, code):
-    """pytorch/examples' mnist calls torch.accelerator (torch 2.6) and word_language_model
-    torch.serialization.safe_globals (2.5): with -v 2.1.0 they were "unknown, not validated" and
-    check passed, while the program stops with an AttributeError on that torch."""
-    write(tmp_path / "proj" / "main.py", ACCELERATOR_SCRIPT)
-    result = run_cli("migrate", "-v", version, "-i", tmp_path / "proj", "-o", tmp_path / version)
-    assert result.returncode == 0, result.stderr
-    found = rows(tmp_path / version / "proj_msft" / "transplant_result_file" / "unsupported_api.csv")
-    assert [(row[1], row[3], row[-1].split(":")[-1]) for row in found[1:]] == expected
-    assert run_cli("check", "-v", version, tmp_path / "proj", "--no-cache").returncode == code
-
-
 NEWER_NAMES = """import torch
 from torch.distributed.fsdp import fully_shard
 
@@ -1076,32 +1040,51 @@ def f(x):
     return torch.nn.functional.rms_norm(x, (8,))
 """
 
+ACCELERATOR_ROWS = [
+    ("3", "torch.accelerator.is_available", "G2N192"),
+    ("4", "torch.accelerator.current_accelerator", "G2N192"),
+]
+FULLY_SHARD_ROW = ("4", "torch.distributed.fsdp.fully_shard", "G2N375")
+
 
 @pytest.mark.parametrize(
-    "version,expected",
+    "script,version,expected,code",
     [
         (
+            ACCELERATOR_SCRIPT,
+            "2.1.0",
+            ACCELERATOR_ROWS + [("5", "torch.serialization.safe_globals", "G2N196")],
+            1,
+        ),
+        (ACCELERATOR_SCRIPT, "2.5.1", ACCELERATOR_ROWS, 1),
+        (ACCELERATOR_SCRIPT, "2.6.0", [], 0),
+        (
+            NEWER_NAMES,
             "2.1.0",
             [
-                ("4", "torch.distributed.fsdp.fully_shard", "G2N375"),
+                FULLY_SHARD_ROW,
                 ("4", "torch.nn.RMSNorm", "G2N371"),
                 ("5", "torch.amp.GradScaler", "G2N372"),
                 ("8", "torch.amp.custom_fwd", "G2N373"),
                 ("10", "torch.nn.functional.rms_norm", "G2N371"),
             ],
+            1,
         ),
-        ("2.4.0", [("4", "torch.distributed.fsdp.fully_shard", "G2N375")]),
-        ("2.6.0", []),
+        (NEWER_NAMES, "2.4.0", [FULLY_SHARD_ROW], 1),
+        (NEWER_NAMES, "2.6.0", [], 0),
     ],
 )
-def test_apis_newer_than_the_target_torch_are_errors(tmp_path, version, expected):
-    """open_clip with -v 2.1.0: torch.nn.RMSNorm (2.4), torch.amp.GradScaler (2.3) and FSDP2's
-    fully_shard (public in 2.6) were "not validated: test it" warnings; that torch has none of them."""
-    write(tmp_path / "proj" / "main.py", NEWER_NAMES)
+def test_a_name_the_target_torch_does_not_have_yet_is_an_error(tmp_path, script, version, expected, code):
+    """pytorch/examples' mnist calls torch.accelerator (torch 2.6) and word_language_model
+    torch.serialization.safe_globals (2.5); open_clip builds torch.nn.RMSNorm (2.4), torch.amp.GradScaler
+    (2.3) and FSDP2's fully_shard (public in 2.6): with -v 2.1.0 they were "unknown, not validated" and
+    check passed, while the program stops with an AttributeError on that torch."""
+    write(tmp_path / "proj" / "main.py", script)
     result = run_cli("migrate", "-v", version, "-i", tmp_path / "proj", "-o", tmp_path / version)
     assert result.returncode == 0, result.stderr
     found = rows(tmp_path / version / "proj_msft" / "transplant_result_file" / "unsupported_api.csv")
     assert [(row[1], row[3], row[-1].split(":")[-1]) for row in found[1:]] == expected
+    assert run_cli("check", "-v", version, tmp_path / "proj", "--no-cache").returncode == code
 
 
 CUDA_BUILD_GATES = """import torch
