@@ -8,9 +8,10 @@ does not pass every parameter of ``only_with``, or passes one as a literal ``Fal
 (``pin_memory_device`` only where ``pin_memory`` is on), and one whose parameter of ``only_on``
 is not on as written: ``True`` or an expression such as ``train_sampler is None``, not a bare
 variable (``shuffle=shuffle`` in a validation loader's function, whose default is False), and one
-where a word of the call or of the line it starts on begins with a word of ``not_named``
-(``val_loader = DataLoader(...)``, ``DataLoader(ImageFolder(args.imagenet_val), shuffle=True)``,
-an evaluation loader that shuffles only to subsample). A call
+where a word of the call, of the line it starts on or of what the file assigns to its first
+argument begins with a word of ``not_named`` (``val_loader = DataLoader(...)``, open_clip's
+``dataset = ImageFolder(args.imagenet_val)`` then ``DataLoader(dataset, shuffle=True)``: an
+evaluation loader that shuffles only to subsample). A call
 with ``*args`` or ``**kwargs`` may pass it unseen: it is kept and reported with the rule's tip.
 A ``value`` that is a name a target binds (BindNamesRule: ``DEVICE_TYPE``) is bound in the module
 and spelled as there (``torch.amp.GradScaler()`` -> ``torch.amp.GradScaler(device=DEVICE_TYPE)``).
@@ -116,13 +117,23 @@ class KeywordSet(RuleKind):
             return call
         if not all(_passes_on_as_written(call, rule["parameters"], name) for name in rule["only_on"]):
             return call
-        if rule["not_named"] and _named(ctx.code(call) + " " + ctx.line_text(), rule["not_named"]):
+        if rule["not_named"] and _named(_names_of(call, ctx), rule["not_named"]):
             return call
         value = rule["value"]
         if value in ctx.index.bindings:  # a name a target binds (DEVICE_TYPE), spelled as here
             value = ctx.bound_name(value)
         ctx.record("MODIFY", f"pass {rule['keyword']}={value} to {rule['func_name']}", rule.id)
         return append_keyword(call, rule["keyword"], cst.parse_expression(value))
+
+
+def _names_of(call: cst.Call, ctx) -> str:
+    """The call, the line it starts on, and the values the file assigns to its first argument
+    where that is a name (the dataset of a loader)."""
+    texts = [ctx.code(call), ctx.line_text()]
+    first = call.args[0].value if call.args and call.args[0].keyword is None else None
+    if isinstance(first, cst.Name):
+        texts += re.findall(rf"(?m)^[ \t]*{re.escape(first.value)}[ \t]*=(?!=)(.*)$", ctx.source)
+    return " ".join(texts)
 
 
 def _named(text: str, words) -> bool:
