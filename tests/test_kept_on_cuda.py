@@ -1433,9 +1433,9 @@ def test_a_cuda_test_given_to_a_librarys_cuda_switch_stays_a_cuda_test(tmp_path,
     assert MERGE[MERGE.index("def merge") : MERGE.index("def place")] in migrated
     assert f"print(merge(torch.ones(2)), {test}())" in migrated
     kept = rows(out / "transplant_result_file" / "unsupported_api.csv")[1:]
-    assert [(row[1], row[3], row[5], row[-1]) for row in kept if row[-1] == "rules:G2N999"] == [
-        ("6", "torch.cuda.is_available", "supported_with_limits", "rules:G2N999"),
-        ("8", "torch.cuda.is_available", "supported_with_limits", "rules:G2N999"),
+    assert [(row[1], row[3], row[5], row[-1]) for row in kept if row[-1] == "rules:G2N378"] == [
+        ("6", "torch.cuda.is_available", "supported_with_limits", "rules:G2N378"),
+        ("8", "torch.cuda.is_available", "supported_with_limits", "rules:G2N378"),
     ]
     require_torch()
     write(tmp_path / "lib" / "mergekit" / "merge.py", MERGEKIT)

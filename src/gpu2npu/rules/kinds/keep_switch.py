@@ -7,7 +7,7 @@ reads it.
 
     rules:
       KeepSwitchRule:
-        - {id: G2N999, func_names: [mergekit.merge.MergeOptions], keyword: cuda, tip: "..."}
+        - {id: G2N378, func_names: [mergekit.merge.MergeOptions], keyword: cuda, tip: "..."}
 """
 
 import re
