@@ -62,6 +62,12 @@ def tips_problem(tips: dict, wanted) -> Optional[str]:
     return f"'tips' must give a text for {', '.join(missing)}" if missing else None
 
 
+def assigned_values(source: str, name: str) -> list:
+    """The right-hand sides of the lines of ``source`` that assign ``name`` (a name or a dotted
+    attribute)."""
+    return re.findall(rf"(?m)^[ \t]*{re.escape(name)}[ \t]*=(?!=)(.*)$", source)
+
+
 def parent(name: str) -> str:
     return name.rsplit(".", 1)[0] if "." in name else ""
 

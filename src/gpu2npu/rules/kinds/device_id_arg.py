@@ -29,7 +29,6 @@ name a card it cannot see.
 from __future__ import annotations
 
 import re
-from typing import List
 
 import libcst as cst
 
@@ -38,6 +37,7 @@ from gpu2npu.rules.kinds._common import (
     CallArgumentKind,
     argument_label,
     argument_place,
+    assigned_values,
     dotted_name,
     method_word,
     name_subject,
@@ -141,7 +141,7 @@ def _assigned_from(source: str, code: str, origin: "re.Pattern[str]", depth: int
     assignment (Accelerate's ``self.device = torch.device("cuda", device_index)``, the index
     computed from its local rank)."""
     names = [code] if all(part.isidentifier() for part in code.split(".")) else sorted(_roots(code))
-    values = [value for name in names for value in _assigned_values(source, name)]
+    values = [value for name in names for value in assigned_values(source, name)]
     if any(origin.search(value) for value in values):
         return True
     return depth > 1 and any(
@@ -149,11 +149,6 @@ def _assigned_from(source: str, code: str, origin: "re.Pattern[str]", depth: int
         for value in values
         for root in sorted(_roots(value) - set(names))
     )
-
-
-def _assigned_values(source: str, name: str) -> List[str]:
-    """The right-hand sides of the lines that assign ``name`` (a name or a dotted attribute)."""
-    return re.findall(rf"(?m)^[ \t]*{re.escape(name)}[ \t]*=(?!=)(.*)$", source)
 
 
 def _names_placed_data(code: str, ctx) -> bool:
@@ -164,7 +159,7 @@ def _names_placed_data(code: str, ctx) -> bool:
         return False
     if not all(part.isidentifier() for part in code.split(".")):
         return bool(PLACED.search(code))  # x.get_device(), next(model.parameters()).device
-    values = _assigned_values(ctx.source, code)
+    values = assigned_values(ctx.source, code)
     if values:
         return any(PLACED.search(value) for value in values)
     return code.endswith(".device")

@@ -35,7 +35,7 @@ import re
 import libcst as cst
 
 from gpu2npu.rules.kind import RuleKind
-from gpu2npu.rules.kinds._common import check_names, is_expression, name_subject
+from gpu2npu.rules.kinds._common import assigned_values, check_names, is_expression, name_subject
 from gpu2npu.rules.model import Field
 from gpu2npu.source.arguments import append_keyword, find_argument, passed_parameters
 
@@ -132,7 +132,7 @@ def _names_of(call: cst.Call, ctx) -> str:
     texts = [ctx.code(call), ctx.line_text()]
     first = call.args[0].value if call.args and call.args[0].keyword is None else None
     if isinstance(first, cst.Name):
-        texts += re.findall(rf"(?m)^[ \t]*{re.escape(first.value)}[ \t]*=(?!=)(.*)$", ctx.source)
+        texts += assigned_values(ctx.source, first.value)
     return " ".join(texts)
 
 
