@@ -13,8 +13,9 @@ argument begins with a word of ``not_named`` (``val_loader = DataLoader(...)``, 
 ``dataset = ImageFolder(args.imagenet_val)`` then ``DataLoader(dataset, shuffle=True)``: an
 evaluation loader that shuffles only to subsample). A call
 with ``*args`` or ``**kwargs`` may pass it unseen: it is kept and reported with the rule's tip.
-A ``value`` that is a name a target binds (BindNamesRule: ``DEVICE_TYPE``) is bound in the module
-and spelled as there (``torch.amp.GradScaler()`` -> ``torch.amp.GradScaler(device=DEVICE_TYPE)``).
+The names a target binds (BindNamesRule: ``DEVICE_TYPE``) in ``value`` are bound in the module
+and spelled as there (``torch.amp.GradScaler()`` -> ``torch.amp.GradScaler(device=DEVICE_TYPE)``,
+``device_type=ACCELERATOR or 'cuda'``).
 ``aliases``: other qualified names of the callee (``torch.utils.data.dataloader.DataLoader``).
 
     rules:
@@ -38,6 +39,8 @@ from gpu2npu.rules.kind import RuleKind
 from gpu2npu.rules.kinds._common import assigned_values, check_names, is_expression, name_subject
 from gpu2npu.rules.model import Field
 from gpu2npu.source.arguments import append_keyword, find_argument, passed_parameters
+
+_WORD = re.compile(r"\b[A-Za-z_]\w*\b")
 
 _OFF = ("False", "None")
 
@@ -119,9 +122,7 @@ class KeywordSet(RuleKind):
             return call
         if rule["not_named"] and _named(_names_of(call, ctx), rule["not_named"]):
             return call
-        value = rule["value"]
-        if value in ctx.index.bindings:  # a name a target binds (DEVICE_TYPE), spelled as here
-            value = ctx.bound_name(value)
+        value = _spelled_here(rule["value"], ctx)
         ctx.record("MODIFY", f"pass {rule['keyword']}={value} to {rule['func_name']}", rule.id)
         return append_keyword(call, rule["keyword"], cst.parse_expression(value))
 
@@ -140,6 +141,14 @@ def _named(text: str, words) -> bool:
     """Whether a word of ``text`` (split at anything but letters and digits) begins with one of
     ``words``: ``imagenet_val`` and ``validation`` with ``val``; ``interval`` not."""
     return any(part.startswith(tuple(words)) for part in re.split(r"[^a-z0-9]+", text.lower()))
+
+
+def _spelled_here(value: str, ctx) -> str:
+    """The value with each name a target binds spelled as this module binds it."""
+    bound = {name for name in _WORD.findall(value) if name in ctx.index.bindings}
+    if not bound:
+        return value
+    return _WORD.sub(lambda word: ctx.bound_name(word[0]) if word[0] in bound else word[0], value)
 
 
 def _passes_switched_on(call: cst.Call, parameters, name: str) -> bool:
