@@ -41,7 +41,8 @@ What is emulated
 * ``torch.distributed``: backend ``"hccl"`` (and ``dist.Backend.HCCL``, ``dist.is_hccl_available()``)
   runs on gloo, its reducing collectives refusing what HCCL does not reduce (float64);
   ``DistributedDataParallel(model, device_ids=[rank])`` drops ``device_ids`` and
-  ``output_device`` for the CPU-placed model. Multiprocessing spawn and torchrun work.
+  ``output_device`` for the CPU-placed model; ``torch_npu._C._distributed_c10d.ProcessGroupHCCL`` is
+  gloo's process group (its ``Options()`` takes no argument). Multiprocessing spawn and torchrun work.
 * ``torch_npu.profiler``: ``profile`` (profiles the CPU whatever the activities; no ``key_averages``
   nor ``events``, as torch_npu's), ``schedule``,
   ``tensorboard_trace_handler`` (torch's Chrome trace), ``ProfilerActivity`` (``CPU``, ``NPU``),
