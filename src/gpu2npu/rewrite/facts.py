@@ -24,6 +24,7 @@ from gpu2npu.source.torch_names import DTYPE_NAMES
 
 UNKNOWN = "unknown"
 NOT_INT = frozenset({"str", "device", "tensor", "none", "dtype"})
+TRITON_KERNEL_DECORATORS = frozenset({"triton.jit", "triton.autotune", "triton.heuristics"})
 
 # torch functions that return a torch.device (device-agnostic code passes these around).
 DEVICE_FACTORIES = frozenset({"device", "current_accelerator", "get_default_device"})
@@ -90,6 +91,7 @@ class ScopeFacts:
     # assignments that are statements of a function's body (no branch skips them): name ->
     # [(last line of the statement, value)]; the last one before a use is the one that reaches it
     straight: Dict[str, List[tuple]] = field(default_factory=lambda: defaultdict(list))
+    decorators: List[str] = field(default_factory=list)  # dotted names, as the file spells them
 
 
 class FileFacts:
@@ -208,6 +210,7 @@ class FileFacts:
         inner = ScopeFacts(
             definition.lineno, getattr(definition, "end_lineno", definition.lineno) or 10**9, outer
         )
+        inner.decorators = [_decorator_name(d) for d in getattr(definition, "decorator_list", [])]
         self.scopes.append(inner)
         if outer is self.module:
             self._function_scopes[id(definition)] = inner
@@ -358,6 +361,8 @@ class FileFacts:
         if isinstance(node, ast.Attribute) and node.attr == "type":
             if self.value_kinds(node.value, scope, depth + 1, line) == {"device"}:
                 return frozenset({"str"})  # torch.device(...).type: 'cuda', 'cpu', ...
+        if _is_dtype_key(node):
+            return frozenset({"dtype"})  # inp["dtype"]: ColossalAI's fp8 all-gather metadata
         name = dotted(node)
         if name is None and isinstance(node, ast.Attribute) and node.attr == "device":
             return frozenset({"device"})  # next(model.parameters()).device: a torch.device
@@ -434,10 +439,22 @@ class FileFacts:
     def is_int(self, source: str, line: int = 0) -> Optional[bool]:
         """Whether the expression ``source`` at ``line`` is an int: True (always), False (never),
         None (it may be)."""
+        if line and self.in_triton_kernel(line):
+            return False  # a Triton kernel's .to(x) casts to a dtype (tl.float32); it never moves
         kinds = self.kinds_of(source, line)
         if kinds <= NOT_INT:
             return False
         return True if kinds == {"int"} else None
+
+    def in_triton_kernel(self, line: int) -> bool:
+        """Whether ``line`` is inside a function that Triton compiles (``@triton.jit``,
+        ``@triton.autotune``, ``@triton.heuristics``; ColossalAI's kernels)."""
+        scope: Optional[ScopeFacts] = self.scope_at(line)
+        while scope is not None:
+            if any(self.qualified(name) in TRITON_KERNEL_DECORATORS for name in scope.decorators):
+                return True
+            scope = scope.parent
+        return False
 
     def kinds_of(self, source: str, line: int = 0) -> FrozenSet[str]:
         """The kinds of value the expression ``source`` at ``line`` may have."""
@@ -503,6 +520,19 @@ def _call_kind(call: ast.Call, qualified: str, imported: bool) -> str:
 
 def _is_torch(module: str) -> bool:
     return module == "torch" or module.startswith("torch.")
+
+
+def _is_dtype_key(node: ast.AST) -> bool:
+    """``x["dtype"]``, ``meta["out_dtype"]``: an item under a key that names a dtype."""
+    if not isinstance(node, ast.Subscript):
+        return False
+    key = node.slice
+    return isinstance(key, ast.Constant) and isinstance(key.value, str) and _is_dtype_name(key.value)
+
+
+def _decorator_name(decorator: ast.AST) -> str:
+    """``triton.autotune`` for ``@triton.autotune(configs=...)`` as for ``@triton.autotune``."""
+    return (dotted(decorator.func if isinstance(decorator, ast.Call) else decorator)) or ""
 
 
 def _is_dtype_name(qualified: str) -> bool:
