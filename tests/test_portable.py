@@ -716,3 +716,39 @@ def test_host_only_apis_are_supported_in_every_tree(tmp_path, options):
     assert result.returncode == 0, result.stderr
     reports = tmp_path / "out" / "proj_msft" / "transplant_result_file"
     assert [row[3] for row in rows(reports / "unknown_api.csv")] == ["OP"]
+
+
+RNG_TRACKER = """\
+import torch
+
+torch.manual_seed(1234)
+# Megatron's RNG tracker (GLM's mpu/random.py): the device draws from a per-rank seed, and only
+# the device's state is restored
+state = torch.cuda.get_rng_state() if torch.cuda.is_available() else None
+torch.cuda.manual_seed(1234 + 2718 + 1)
+torch.cuda.manual_seed_all(42)
+if state is not None:
+    torch.cuda.set_rng_state(state)
+print(torch.randn(3).tolist())
+"""
+
+
+@pytest.mark.parametrize("version", ["2.8.0", "2.5.1"])
+def test_seeding_the_device_leaves_the_cpus_generator_alone(version, tmp_path):
+    """torch.cuda.manual_seed(_all) became torch.manual_seed from 2.7.1, which reseeds the CPU: GLM's
+    replicated weights, built on the CPU after the tracker seeded each model-parallel rank's device,
+    differed across ranks. The CPU draws of the portable copy are the original's, on the CPU and on
+    the emulated NPU."""
+    result = migrate_source(RNG_TRACKER.encode(), portable_index(version), path="tracker.py")
+    new = result.new_bytes.decode()
+    assert "DEVICE_MODULE.manual_seed(1234 + 2718 + 1)\nDEVICE_MODULE.manual_seed_all(42)\n" in new
+    require_torch()
+    (tmp_path / "original.py").write_text(RNG_TRACKER)
+    (tmp_path / "portable.py").write_text(new)
+    runs = [
+        subprocess.run([sys.executable, name], cwd=tmp_path, capture_output=True, text=True, env=plain_env())
+        for name in ("original.py", "portable.py")
+    ]
+    runs.append(run_cli("run", "--", sys.executable, "portable.py", cwd=tmp_path))
+    assert [run.returncode for run in runs] == [0, 0, 0], [run.stderr for run in runs]
+    assert runs[1].stdout == runs[2].stdout == runs[0].stdout

@@ -23,7 +23,7 @@ class Pipeline:
 
 def setup(args):
     torch.manual_seed(args.seed)
-    torch.manual_seed(args.seed)
+    DEVICE_MODULE.manual_seed_all(args.seed)
     device = torch.device(DEVICE_TYPE if torch.accelerator.is_available() else "cpu")
     if args.distributed:
         torch.accelerator.set_device_index(args.local_rank)
