@@ -221,6 +221,43 @@ def test_only_the_value_characters_change():
     ]
 
 
+# GLM's config/ds_block_*.sh and Megatron-DeepSpeed's pretrain_gpt_single_node.sh: the options go
+# into a quoted variable, which the launch command expands; the migrated argparse accepts only hccl
+QUOTED_OPTIONS = """\
+gpt_options=" \\
+       --block-lm \\
+       --distributed-backend nccl \\
+"
+GPT_ARGS='--dist-backend=nccl --seq-length 1024'
+OTHER="$HOME/x --backend nccl --name nccl"
+deepspeed pretrain_glm.py ${gpt_options} $GPT_ARGS $OTHER
+"""
+
+
+def test_the_options_of_a_quoted_value_a_command_expands_are_migrated():
+    outcome = migrate_file("ds_block_base.sh", QUOTED_OPTIONS.encode())
+    assert outcome.new_bytes.decode() == QUOTED_OPTIONS.replace("backend nccl", "backend hccl").replace(
+        "backend=nccl", "backend=hccl"
+    )
+    assert [(c.start_line, c.message, c.rule) for c in outcome.changes] == [
+        (3, "change distributed_backend nccl to hccl", "G2N831"),
+        (5, "change dist_backend nccl to hccl", "G2N831"),
+        (6, "change backend nccl to hccl", "G2N831"),
+    ]
+
+
+def test_the_portable_tree_reports_the_nccl_backends_its_launchers_pass():
+    """Its code picks the machine's backend, so ``choices`` holds hccl on an NPU: a launcher's nccl
+    stops argparse there (a limit), where it was a mention no rule knew."""
+    index = builtin_index(target="portable")
+    assert migrated("ds_block_base.sh", QUOTED_OPTIONS, index=index) == QUOTED_OPTIONS
+    assert reported("ds_block_base.sh", QUOTED_OPTIONS, index=index) == [
+        (3, "--distributed-backend nccl", "G2N177", "limited"),
+        (5, "--dist-backend nccl", "G2N177", "limited"),
+        (6, "--backend nccl", "G2N177", "limited"),
+    ]
+
+
 # stanford_alpaca's launcher: Hugging Face's TrainingArguments refuses tf32 without CUDA
 HF_LAUNCH = (
     "torchrun --nproc_per_node=4 train.py \\\n    --bf16 True \\\n    --tf32 True\n"

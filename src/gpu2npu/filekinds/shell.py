@@ -36,6 +36,7 @@ from typing import Dict, Iterator, List, NamedTuple, Optional, Tuple
 from gpu2npu.filekinds import FileKind, KindOutcome, Reported
 from gpu2npu.filekinds._shell_scan import ShellScan, scan_shell, statement_pieces
 from gpu2npu.filekinds.base import UNKNOWN, CharOffsets, SpanEdits, decode
+from gpu2npu.rules.kinds.config_report import reports_for
 from gpu2npu.rules.kinds.config_value import change_message, new_value
 
 SUFFIXES = (".sh", ".bash")
@@ -54,6 +55,7 @@ OPTION = re.compile(r"-{1,2}[A-Za-z][A-Za-z0-9_.\-]*")
 OVERRIDE = re.compile(r"[+~]{0,2}([A-Za-z_][A-Za-z0-9_.\-/@]*)=")  # Hydra: trainer.device=cuda
 DURATION = re.compile(r"[0-9.]+[smhd]?")
 # a variable set at the start of a command inside a quoted command line: "A=1 cmd", "x; export A=1"
+QUOTED_WORD = re.compile(r"(?:[^\s\\]|\\\S)+")  # a word of a quoted value; a lone \ continues the line
 QUOTED_ASSIGNMENT = re.compile(rf"(?:^|(?<=[\s;&|(\"']))({NAME})=")
 # Commands that run the command after them: options that take a value (skipped with it).
 WRAPPERS: Dict[str, frozenset] = {
@@ -137,7 +139,14 @@ def _build_tables(index) -> ShellTables:
         pattern = re.compile(rule["arguments"]) if rule.get("arguments") else None
         commands.setdefault(rule["command"], []).append((rule, pattern))
     values = {rule["old"] for rule in index.rules_of("ConfigValueRule")}
-    whole = set(renames) | set(names) | values
+    options = {
+        spelling
+        for rule in index.rules_of("ConfigReportRule")
+        if rule["shell_options"]
+        for key in rule["keys"]
+        for spelling in (key, key.replace("_", "-"))
+    }
+    whole = set(renames) | set(names) | values | options
     plain_commands = {name for name, rules in commands.items() if any(p is None for _, p in rules)}
     starts = {prefix for prefix, _ in prefixes}
     # a command reported only with some arguments (pip with a CUDA index) triggers by those
@@ -241,7 +250,7 @@ class ShellEdits:
         offset, value = literal
         found = new_value(self.index, key, value)
         if found is None:
-            return False
+            return self._report_setting(key, start + offset, value)
         new, rule = found
         prefix = len(_common_prefix(value, new))
         suffix = len(_common_prefix(value[prefix:][::-1], new[prefix:][::-1]))
@@ -252,6 +261,13 @@ class ShellEdits:
             change_message(rule, key, value, new),
             rule.id,
         )
+
+    def _report_setting(self, key: str, start: int, value: str) -> bool:
+        """An option a ConfigReportRule reports on command lines (portable's ``--dist-backend nccl``)."""
+        rules = [rule for rule in reports_for(self.index, key, value) if rule["shell_options"]]
+        for rule in rules:
+            self.report(start, start + len(value), f"{key} {value}", rule["tip"], rule.id, rule["category"])
+        return bool(rules)
 
     def outcome(self) -> KindOutcome:
         outcome = self.edits.outcome()
@@ -507,15 +523,29 @@ class _ShellReader:
         return Word(self.base + start, self.base + end, node.word, self.view[start:end])
 
     def _assignment(self, node, offset: int) -> None:
-        start = offset + node.pos[0]
-        found = ASSIGNED_NAME.match(self.view, start, offset + node.pos[1])
+        start, end = offset + node.pos[0], offset + node.pos[1]
+        found = ASSIGNED_NAME.match(self.view, start, end)
         if found and found.group(0) != found.group(1):  # NAME= or NAME+=
             self.edits.variable_set(found.group(1), self.base + start)
+            value = self.view[found.end() : end]
+            _read_options(quoted_words(value, self.base + found.end()), self.edits)
 
     def _expansion(self, start: int, end: int) -> None:
         for expansion in EXPANSION.finditer(self.view, start, end):
             if not self.scan.in_single_quotes(expansion.start()):
                 self.edits.rename(expansion.group(1), self.base + expansion.start(1))
+
+
+def quoted_words(value: str, start: int) -> List[Word]:
+    """The words of a quoted value (at ``start``) that a command line expands later (GLM's
+    ``gpt_options=" --distributed-backend nccl ..."``, then ``deepspeed train.py ${gpt_options}``),
+    read for their options as the command's own words are; none for an unquoted value."""
+    if len(value) < 2 or value[0] != value[-1] or value[0] not in "'\"":
+        return []
+    return [
+        Word(start + word.start(), start + word.end(), word.group(), word.group())
+        for word in QUOTED_WORD.finditer(value, 1, len(value) - 1)
+    ]
 
 
 def _nodes(tree) -> list:

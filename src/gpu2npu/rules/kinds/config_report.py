@@ -9,6 +9,8 @@ case: a string as it reads, a boolean as ``true``/``false``, a number as written
 value but an empty one or null matches. A list or mapping under the key matches only with
 ``lists: true`` (``gpu_ids: [0, 1]``); the items of a list are never compared one by one.
 ``built_by`` is ConfigValueRule's: the class built from the setting's mapping must match it.
+With ``shell_options: true`` a shell command line's option is such a setting too
+(``--distributed-backend nccl``, in the command or in a quoted value it expands later).
 
     rules:
       ConfigReportRule:
@@ -37,6 +39,7 @@ class ConfigReport(FileRuleKind):
         "tip": Field(str, required=True, help="what to do"),
         "category": Field(str, default="limited", help="unsupported, limited, unknown or mention"),
         "built_by": BUILT_BY_FIELD,
+        "shell_options": Field(bool, default=False, help="also an option of a shell command line"),
     }
 
     def validate(self, fields):
