@@ -887,6 +887,24 @@ def test_a_cudnn_test_beside_the_device_s_is_reported_as_never_true_on_the_npu(t
             "a DeepSpeed op with no NPU build",
             1,
         ),
+        (  # lm-evaluation-harness's nemo_lm.py: the class from its defining module
+            "from lightning.pytorch.trainer.trainer import Trainer\n\ntrainer = Trainer(devices=2)\n",
+            ["3", "3", "lightning.pytorch.trainer.trainer.Trainer", "unsupported", "listed", "rules:G2N076"],
+            "PyTorch Lightning has no built-in NPU accelerator",
+            1,
+        ),
+        (  # InternImage's export.py --trt
+            "from mmdeploy.backend.tensorrt import from_onnx\n",
+            ["1", "1", "mmdeploy.backend.tensorrt", "unsupported", "listed", "rules:G2N086"],
+            "TensorRT builds engines for NVIDIA GPUs only",
+            1,
+        ),
+        (  # lm-evaluation-harness's sglang_causallms.py
+            "import sglang as sgl\n\nengine = sgl.Engine(model_path='m')\n",
+            ["1", "1", "sglang", "supported_with_limits", "listed", "rules:G2N066"],
+            "SGLang runs on Ascend NPUs only from its NPU build",
+            0,
+        ),
     ],
     ids=[
         "vllm",
@@ -899,6 +917,9 @@ def test_a_cudnn_test_beside_the_device_s_is_reported_as_never_true_on_the_npu(t
         "sat",
         "ray num_gpus",
         "deepspeed gds",
+        "lightning trainer module",
+        "mmdeploy tensorrt",
+        "sglang",
     ],
 )
 def test_a_library_that_needs_cuda_or_a_plugin_is_reported_where_the_code_uses_it(

@@ -250,7 +250,7 @@ def test_rules_list_shows_the_rules_of_a_mode():
     older_torch = ["G2N195"]
     # CUDA-only libraries and CUDA extensions run under no patcher (every_mode/cuda_only.yaml,
     # cuda_extensions.yaml); the GradScaler classes transfer_to_npu aliases (G2N180, G2N185) are not here
-    cuda_only = [f"G2N0{n}" for n in range(50, 66)] + ["G2N072", "G2N073", "G2N074"]
+    cuda_only = [f"G2N0{n}" for n in range(50, 67)] + ["G2N072", "G2N073", "G2N074"]
     cuda_only += ["G2N086", "G2N087", "G2N088", "G2N089", "G2N099"] + [f"G2N1{n}" for n in range(63, 69)]
     cuda_only += [
         "G2N172",
