@@ -117,6 +117,8 @@ class StringTarget:
         rest = text[len(old) :]
         if self.match == "device" and not DEVICE_SUFFIX.match(rest.replace(PLACEHOLDER, "{}")):
             return None
+        if self.match == "prefix" and any(char.isspace() for char in rest):
+            return None  # a message that starts so (GLM's "torch.cuda.FloatTensor or ..."), not a name
         return self.new + rest
 
 

@@ -6,7 +6,8 @@
 * ``exact``: the whole literal (``'cuda'``, ``"nccl"``);
 * ``device``: a device string: the old device alone or with an index or a placeholder --
   ``'cuda:0'``, ``'cuda:%d'``, ``'cuda:{}'``, ``f'cuda:{rank}'``, ``'cuda:'`` (for ``+ str(i)``);
-* ``prefix``: the literal starts with it (``'torch.cuda.FloatTensor'``);
+* ``prefix``: the literal is one word that starts with it (``'torch.cuda.FloatTensor'``; not a
+  message such as ``'torch.cuda.FloatTensor or torch.cuda.HalfTensor'``);
 * ``substring``: anywhere in the literal.
 
 With ``compared_with`` the literal changes only where it is compared (``==``, ``!=``, ``in``,
