@@ -244,6 +244,15 @@ def test_a_report_names_the_key_line_and_its_last_line():
     ]
 
 
+def test_a_tokenizers_vocabulary_is_no_config():
+    """GLM's gpt2-vocab.json maps "GPU" to 33346: a token's id, not a card to select."""
+    vocabulary = {f"token{n}": n for n in range(1200)} | {"GPU": 33346, "gpus": 5, "merges": "a b"}
+    outcome = migrate_file("gpt2-vocab.json", json.dumps(vocabulary).encode())
+    assert (outcome.new_bytes, outcome.reported) == (None, [])
+    config = migrate_file("train.json", json.dumps({"gpu": 0, "lr": 0.1}).encode())
+    assert [(r.subject, r.rule) for r in config.reported] == [("gpu: 0", "G2N836")]
+
+
 @pytest.mark.parametrize(
     "name,data,line,end_line",
     [

@@ -33,6 +33,7 @@ from gpu2npu.rules.kinds.config_value import (
 )
 
 STRING, SCALAR, NULL, LIST = "string", "scalar", "null", "list"
+VOCABULARY_SIZE = 1000  # a token -> id map holds thousands; a config, tens to hundreds of settings
 ENV_RULE_KIND = "EnvVarRenameRule"
 # How far apart a compared key and a CUDA value may be in the bytes (quotes, ': ', '- ' of a list).
 TRIGGER_GAP = 80
@@ -166,15 +167,24 @@ def migrate_settings(
     reported = set()
     for key in keys:
         _rename_env_key(key, edits, index)
+    settings = list(settings)
+    vocabulary = _is_vocabulary(settings)
     for setting in settings:
         if setting.kind == STRING:
             if _migrate_value(setting, edits, lines, index, reported) or _rename_env_value(
                 setting, edits, index
             ):
                 continue
-        if not setting.item:
+        if not setting.item and not (vocabulary and setting.kind == SCALAR):
             _report(setting, lines, index, reported)
     return edits.outcome(KindOutcome(reported=sorted(reported)))
+
+
+def _is_vocabulary(settings: List[Setting]) -> bool:
+    """Whether the file is a token -> id map (a tokenizer's vocab.json: GLM's ``"GPU": 33346``),
+    whose keys are words, not settings: thousands of values, nearly all of them numbers."""
+    numbers = sum(setting.kind == SCALAR for setting in settings)
+    return numbers >= VOCABULARY_SIZE and numbers * 10 >= len(settings) * 9
 
 
 def _migrate_value(setting: Setting, edits: SpanEdits, lines: LineIndex, index, reported: set) -> bool:
