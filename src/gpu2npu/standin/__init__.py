@@ -42,7 +42,8 @@ What is emulated
   runs on gloo, its reducing collectives refusing what HCCL does not reduce (float64);
   ``DistributedDataParallel(model, device_ids=[rank])`` drops ``device_ids`` and
   ``output_device`` for the CPU-placed model; ``torch_npu._C._distributed_c10d.ProcessGroupHCCL`` is
-  gloo's process group (its ``Options()`` takes no argument). Multiprocessing spawn and torchrun work.
+  a subclass of gloo's process group (its ``Options()`` takes no argument). Multiprocessing spawn
+  and torchrun work.
 * ``torch_npu.profiler``: ``profile`` (profiles the CPU whatever the activities; no ``key_averages``
   nor ``events``, as torch_npu's), ``schedule``,
   ``tensorboard_trace_handler`` (torch's Chrome trace), ``ProfilerActivity`` (``CPU``, ``NPU``),

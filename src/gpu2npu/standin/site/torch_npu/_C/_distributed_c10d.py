@@ -1,7 +1,7 @@
 """``torch_npu._C._distributed_c10d`` of the gpu2npu stand-in: the stand-in's ``hccl`` backend runs
-on gloo, so its process group class is gloo's, with an ``Options()`` that, like torch_npu's, needs
-no argument; code that imports ``ProcessGroupHCCL`` for annotations, ``isinstance`` checks or its
-options loads and runs."""
+on gloo, so its process group class is a subclass of gloo's, with an ``Options()`` that, like
+torch_npu's, needs no argument: code that imports ``ProcessGroupHCCL`` for annotations or builds its
+options loads and runs (the groups ``new_group`` returns are torch's, as they are with torch_npu)."""
 
 from torch.distributed import ProcessGroupGloo
 
