@@ -1108,6 +1108,40 @@ def test_a_name_the_target_torch_does_not_have_yet_is_an_error(tmp_path, script,
     assert run_cli("check", "-v", version, tmp_path / "proj", "--no-cache").returncode == code
 
 
+TESTED_NAMES = """import torch
+
+device = torch.accelerator.current_accelerator().type if hasattr(torch, "accelerator") else "cuda"
+if hasattr(torch, "accelerator") and torch.accelerator.is_available():
+    count = torch.accelerator.device_count()
+if not hasattr(torch, "accelerator"):
+    count = torch.cuda.device_count()
+else:
+    count = torch.accelerator.device_count()
+norm = torch.nn.RMSNorm(8) if hasattr(torch.nn, "RMSNorm") else torch.nn.LayerNorm(8)
+fallback = torch.nn.LayerNorm(8) if hasattr(torch, "accelerator") else torch.nn.RMSNorm(8)
+count = torch.accelerator.device_count()
+"""
+
+
+def test_a_name_the_target_torch_lacks_is_no_error_behind_a_hasattr_test_for_it(tmp_path):
+    """peft's examples choose ``torch.accelerator.current_accelerator().type if hasattr(torch,
+    "accelerator") else "cuda"``: on torch 2.1 the call never runs, yet each was an error (67 rows)
+    and check failed. A use the test does not guard (its else branch, the last line) still is."""
+    write(tmp_path / "proj" / "main.py", TESTED_NAMES)
+    result = run_cli("migrate", "-v", "2.1.0", "-i", tmp_path / "proj", "-o", tmp_path / "out")
+    assert result.returncode == 0, result.stderr
+    report = tmp_path / "out" / "proj_msft" / "transplant_result_file"
+    found = rows(report / "unsupported_api.csv")
+    assert [(row[1], row[3], row[-1].split(":")[-1]) for row in found[1:]] == [
+        ("11", "torch.nn.RMSNorm", "G2N371"),
+        ("12", "torch.accelerator.device_count", "G2N192"),
+    ]
+    assert [row[3] for row in rows(report / "unknown_api.csv")[1:]] == []
+    only_tested = "".join(TESTED_NAMES.splitlines(keepends=True)[:10])
+    write(tmp_path / "tested" / "main.py", only_tested)
+    assert run_cli("check", "-v", "2.1.0", tmp_path / "tested", "--no-cache").returncode == 0
+
+
 CUDA_BUILD_GATES = """import torch
 from torch import version as tv
 

@@ -69,6 +69,7 @@ class StatusOverride:
     cuda_only: bool = False  # a library that runs only on CUDA (a CUDA test selecting it stays CUDA)
     unless_keywords: FrozenSet[str] = frozenset()  # a call passing one has chosen (torch.load's weights_only)
     with_keywords: FrozenSet[str] = frozenset()  # only a call passing one is meant (ray.remote's num_gpus)
+    missing: bool = False  # the versions lack the name: a use behind hasattr's test for it is not meant
 
     @property
     def source(self) -> str:

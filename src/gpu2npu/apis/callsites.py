@@ -23,6 +23,7 @@ class CallSite:
     receiver: str = ""  # dotted receiver of a method call whose type is unknown ('ext' in ext.op(x))
     column: int = 1  # 1-based column where the use starts
     optional: bool = False  # an import with a fallback: in a try whose ImportError handler goes on
+    tested: bool = False  # runs only where a hasattr test found it or a module above it (torch.accelerator)
 
     def keyword(self, name: str, default: str = None):
         for key, value in self.keywords:

@@ -10,6 +10,7 @@ scoping follows the same rules as the rewrite pass (gpu2npu.source.scopes).
 from __future__ import annotations
 
 import ast
+from contextlib import ExitStack, contextmanager
 from typing import Dict, FrozenSet, List, Mapping, Optional, Tuple
 
 from gpu2npu.apis.callsites import CallSite
@@ -73,6 +74,7 @@ class _Collector(ScopedReader):
         self.attribute_instances: Dict[str, str] = {}  # self.opt -> qualified class, file-wide
         self._callees = set()
         self._fallbacks = 0  # the try statements around here whose ImportError handlers go on
+        self._present: List[str] = []  # names a hasattr test around here found (torch.accelerator)
 
     def qualified(self, node):
         found = super().qualified(node)
@@ -188,6 +190,54 @@ class _Collector(ScopedReader):
             return qualified
         return ""
 
+    # -- what a hasattr test proves -----------------------------------------------------------
+
+    @contextmanager
+    def branch(self, test: ast.AST, taken: bool):
+        found = self._tested_attributes(test, taken)
+        self._present.extend(found)
+        try:
+            yield
+        finally:
+            del self._present[len(self._present) - len(found) :]
+
+    def _tested_attributes(self, test: ast.AST, taken: bool) -> List[str]:
+        """The qualified names a test proves present where it is ``taken``: ``torch.accelerator``
+        for ``hasattr(torch, "accelerator")`` (for ``not hasattr(...)`` where it is not taken),
+        each operand's where an ``and`` chain is taken (an ``or`` chain where it is not)."""
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            return self._tested_attributes(test.operand, not taken)
+        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) == taken:
+            return [name for value in test.values for name in self._tested_attributes(value, taken)]
+        if not (taken and isinstance(test, ast.Call) and dotted(test.func) == "hasattr"):
+            return []
+        if len(test.args) != 2 or test.keywords:
+            return []
+        owner, attribute = test.args
+        qualified = self.qualified(owner)
+        if qualified and isinstance(attribute, ast.Constant) and isinstance(attribute.value, str):
+            return [f"{qualified}.{attribute.value}"]
+        return []
+
+    def visit_IfExp(self, node: ast.IfExp) -> None:
+        self.visit(node.test)
+        with self.branch(node.test, True):
+            self.visit(node.body)
+        with self.branch(node.test, False):
+            self.visit(node.orelse)
+
+    def visit_BoolOp(self, node: ast.BoolOp) -> None:
+        """Each operand runs where those before it are true (``and``) or false (``or``):
+        ``hasattr(torch, "accelerator") and torch.accelerator.is_available()``."""
+        taken = isinstance(node.op, ast.And)
+        with ExitStack() as before:
+            for value in node.values:
+                self.visit(value)
+                before.enter_context(self.branch(value, taken))
+
+    def _found_by_a_test(self, api: str) -> bool:
+        return any(api == name or api.startswith(name + ".") for name in self._present)
+
     # -- uses ---------------------------------------------------------------------------------
 
     def visit_Call(self, node: ast.Call) -> None:
@@ -209,6 +259,7 @@ class _Collector(ScopedReader):
                 keywords,
                 receiver,
                 node.col_offset + 1,
+                tested=self._found_by_a_test(api),
             )
         )
         self.generic_visit(node)
@@ -268,6 +319,7 @@ class _Collector(ScopedReader):
                 args=names,
                 column=node.col_offset + 1,
                 optional=optional,
+                tested=self._found_by_a_test(api),
             )
         )
 

@@ -109,7 +109,7 @@ class ApiJudge:
         """A call of a non-torch name a status rule covers (a user's verdict, or a library
         function an earlier third-party analysis found unsupported, fed in with -api)."""
         rules = _not_chosen(self.index.overrides_for(site.api), site)
-        if not rules or site.kind == "import" or self._rewritten(site.api):
+        if not rules or site.kind == "import" or self._rewritten(site.api) or self._never_runs(rules, site):
             return None
         answer = self.kb.lookup(site.api, self.version, rules)
         if answer is None or not (answer.status in (UNSUPPORTED, UNKNOWN) or _ruled_limit(answer)):
@@ -160,12 +160,20 @@ class ApiJudge:
             )
             rule_id = decision.rule_id
             return self._make(site, api, tip, UNSUPPORTED, "listed", f"rules:{rule_id}", rule=rule_id)
-        answer = self.kb.lookup(api, self.version, _not_chosen(self._overrides(api), site))
+        rules = _not_chosen(self._overrides(api), site)
+        if self._never_runs(rules, site):
+            return None
+        answer = self.kb.lookup(api, self.version, rules)
         if answer is not None and answer.status == UNKNOWN and _is_method(api):
             answer = self._inherited(api)
         if answer is None or not (answer.status in (UNSUPPORTED, UNKNOWN) or _ruled_limit(answer)):
             return None
         return self._answer_row(site, api, answer)
+
+    def _never_runs(self, rules, site: CallSite) -> bool:
+        """A use behind a hasattr test of a name this torch lacks (``torch.accelerator....
+        if hasattr(torch, "accelerator") else "cuda"``): it does not run here, so it has no row."""
+        return site.tested and any(rule.missing and self.version in rule.versions for rule in rules)
 
     def _inherited(self, api: str):
         """A method of a torch class that the lists do not name: the answer of the torch base

@@ -10,6 +10,7 @@ what a binding means to them by overriding ``bind_name`` and ``bind_target``.
 from __future__ import annotations
 
 import ast
+from contextlib import nullcontext
 from typing import List, Optional
 
 from gpu2npu.source.imports import STAR, ImportedName, imported_names
@@ -99,13 +100,20 @@ class ScopedReader(ast.NodeVisitor):
         if node.optional_vars is not None:
             self.bind_target(node.optional_vars)
 
+    def branch(self, test: ast.AST, taken: bool):
+        """A context for the statements that run where ``test`` is true (``taken``) or false;
+        subclasses that read what a test proves (``hasattr(torch, "accelerator")``) refine it."""
+        return nullcontext()
+
     def visit_If(self, node: ast.If) -> None:
         self.visit(node.test)
-        for statement in node.body:
-            self.visit(statement)
+        with self.branch(node.test, True):
+            for statement in node.body:
+                self.visit(statement)
         self.scopes.enter_fallback()  # ``if found: import torch`` / ``else: torch = None``
-        for statement in node.orelse:
-            self.visit(statement)
+        with self.branch(node.test, False):
+            for statement in node.orelse:
+                self.visit(statement)
         self.scopes.leave_fallback()
 
     def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:

@@ -12,7 +12,10 @@ method a call of it on any receiver (``x.double()``). ``cuda_only: true`` says a
 on CUDA (apex's CUDA kernels, flash-attn, ...): a CUDA test that selects it is not turned into an
 NPU test (see KeepGuardRule). A call that passes one of ``unless_keywords`` has made the choice
 the verdict is about and is not reported (torch.load's ``weights_only`` from torch 2.6); with
-``with_keywords``, only a call passing one of them is (Ray's ``ray.remote(num_gpus=1)``).
+``with_keywords``, only a call passing one of them is (Ray's ``ray.remote(num_gpus=1)``). With
+``missing: true`` the verdict is that those versions lack the name, so a use that runs only where
+a ``hasattr`` test found it or a module above it (``torch.accelerator.current_accelerator() if
+hasattr(torch, "accelerator") else "cuda"``) is not reported.
 """
 
 from gpu2npu.api_support import STATUSES, StatusOverride, normalise_api
@@ -33,6 +36,7 @@ class ApiStatus(RuleKind):
         "cuda_only": Field(bool, default=False, help="the library runs only on CUDA"),
         "unless_keywords": Field(list, default=(), help="a call passing one of these is not reported"),
         "with_keywords": Field(list, default=(), help="only a call passing one of these is reported"),
+        "missing": Field(bool, default=False, help="the versions lack the name (hasattr-tested uses pass)"),
     }
 
     def validate(self, fields):
@@ -63,6 +67,7 @@ class ApiStatus(RuleKind):
                     cuda_only=bool(rule.get("cuda_only")),
                     unless_keywords=frozenset(rule.get("unless_keywords") or ()),
                     with_keywords=frozenset(rule.get("with_keywords") or ()),
+                    missing=bool(rule.get("missing")),
                 )
             )
 
