@@ -509,6 +509,83 @@ def test_a_cuda_test_before_cuda_only_code_in_an_and_or_chain_is_kept():
     )
 
 
+FP8_PROBE = """\
+import subprocess
+
+import torch
+
+
+def check_cuda_fp8_capability():
+    try:
+        output = subprocess.check_output(["nvidia-smi", "--query-gpu=compute_capability"], text=True)
+        capability = tuple(map(int, output.split(".")))
+    except Exception:
+        capability = torch.cuda.get_device_capability()
+    return capability >= (8, 9)
+"""
+FP8_TEST = """\
+import torch
+
+from env import check_cuda_fp8_capability
+
+
+def fp8_ok():
+    if torch.cuda.is_available() and not check_cuda_fp8_capability():
+        return False
+    return True
+
+
+print("fp8 available:", fp8_ok())
+x = torch.zeros(2).cuda() if torch.cuda.is_available() else torch.zeros(2)
+"""
+CAPABILITY_PROBE = """\
+import torch
+
+
+def capability():
+    return torch.cuda.get_device_capability()
+
+
+def bf16_ok():
+    return torch.cuda.is_available() and capability()[0] >= 8
+
+
+use_bf16 = torch.cuda.is_available() and capability()[0] >= 8
+print("bf16:", use_bf16, bf16_ok())
+"""
+
+
+def test_a_cuda_test_before_a_call_of_a_function_probing_cuda_is_kept(tmp_path):
+    """accelerate's ``require_fp8``: ``torch.cuda.is_available() and not check_cuda_fp8_capability()``
+    became an NPU test, so the NPU host called the probe, whose fallback
+    ``torch.cuda.get_device_capability()`` raised when the test module was imported. A later operand
+    calling a function of the module that uses CUDA-only code, or an imported one named for CUDA,
+    keeps the test; the migrated programs run under the stand-in as the originals do off CUDA."""
+    write(tmp_path / "proj" / "env.py", FP8_PROBE)
+    write(tmp_path / "proj" / "testing.py", FP8_TEST)
+    write(tmp_path / "proj" / "probe.py", CAPABILITY_PROBE)
+    result = run_cli("migrate", "-i", tmp_path / "proj", "-o", tmp_path / "out")
+    assert result.returncode == 0, result.stderr
+    out = tmp_path / "out" / "proj_msft"
+    assert (out / "testing.py").read_text() == FP8_TEST.replace(
+        "import torch\n", "import torch\nimport torch_npu\n", 1
+    ).replace(
+        "x = torch.zeros(2).cuda() if torch.cuda.is_available()",
+        "x = torch.zeros(2).npu() if torch.npu.is_available()",
+    )
+    assert (out / "probe.py").read_text() == CAPABILITY_PROBE
+    kept = [row[:2] + [row[-1]] for row in rows(out / "transplant_result_file" / "unsupported_api.csv")[1:]]
+    assert [row for row in kept if row[-1] == "rules:G2N090"] == [
+        ["probe.py", "9", "rules:G2N090"],
+        ["probe.py", "12", "rules:G2N090"],
+        ["testing.py", "7", "rules:G2N090"],
+    ]
+    require_torch()
+    for script, printed in (("testing.py", "fp8 available: True\n"), ("probe.py", "bf16: False False\n")):
+        run = run_cli("run", "--", sys.executable, script, cwd=out)
+        assert (run.returncode, run.stdout) == (0, printed), run.stderr
+
+
 FAKE_DRIVER = """\
 import os
 

@@ -15,6 +15,9 @@ only on CUDA after the migration:
   ``_init()``, which compiles the project's kernels);
 * an attribute (``self.cuda_config``) that only code behind a kept test sets to a value (None
   elsewhere): a test choosing it must not let the NPU take it.
+* in the test's own ``and``/``or`` chain, after the CUDA test, a call of a function that probes
+  CUDA: one of the module's that uses CUDA-only code, or an imported one named for CUDA
+  (accelerate's ``torch.cuda.is_available() and not check_cuda_fp8_capability()``).
 
 A local name bound only to a CUDA test (``..., is_cuda, device = *q.shape, q.is_cuda, q.device``)
 tests what that test tests: where kept branchings are all that read it, or its other reads only
@@ -90,10 +93,13 @@ def kept_guards(
     skipped: List[ast.AST] = []  # ... where the test says which side that is
     while True:
         for node, after, tests, devices, read in branchings:
-            if id(node) not in kept_nodes and any(cuda_only.used_in(part) for part in [node, *after]):
+            if id(node) in kept_nodes:
+                continue
+            named = {name: alias.test for name, alias in aliases.get(id(node), {}).items()}
+            table = (all_tests, named)
+            probes = cuda_only.probes_in(_later_operands(node.test, imports, table, rewritten))
+            if probes or any(cuda_only.used_in(part) for part in [node, *after]):
                 kept_nodes.add(id(node))
-                named = {name: alias.test for name, alias in aliases.get(id(node), {}).items()}
-                table = (all_tests, named)
                 path = _cuda_path(node, after, imports, table, rewritten)
                 polarity = _polarity(node.test, imports, table, rewritten)
                 sided = polarity in (1, -1)
@@ -313,7 +319,7 @@ def _short_circuits(
             if _polarity(value, imports, (table, {}), rewritten) != on_cuda:
                 continue
             later = node.values[position + 1 :]
-            if any(cuda_only.used_in(operand) for operand in later):
+            if cuda_only.probes_in(later) or any(cuda_only.used_in(operand) for operand in later):
                 yield list(_guard_tests(value, imports, table)), later
 
 
@@ -665,6 +671,29 @@ class CudaOnly:
         self.local: Set[str] = set()  # module-level names bound to CUDA-only code
         self.attributes: Set[str] = set()  # self.<name> set to a value only behind kept CUDA tests
         self._bind_locals(tree)
+        self.probes = {  # module-level functions that use CUDA-only code
+            s.name
+            for s in _module_level(tree)
+            if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(map(self.used_in, s.body))
+        }
+
+    def probes_in(self, operands: List[ast.AST]) -> bool:
+        """Whether the operands a CUDA test guards call a function that probes CUDA: one of the
+        module's that uses CUDA-only code, or an imported one named for CUDA (accelerate's
+        ``torch.cuda.is_available() and not check_cuda_fp8_capability()``, which asks nvidia-smi,
+        then torch.cuda.get_device_capability()). The NPU must not make the call either."""
+        for node in (child for operand in operands for child in ast.walk(operand)):
+            name = dotted(node.func) if isinstance(node, ast.Call) else None
+            if not name:
+                continue
+            if name in self.probes:
+                return True
+            qualified = qualify(name, self.imports)
+            last = name.rsplit(".", 1)[-1]
+            imported = qualified != name or "." in name
+            if imported and not qualified.startswith("torch.") and _named_for_cuda(last):
+                return True
+        return False
 
     def learn_attributes(self, tree: ast.AST, paths: List[ast.AST]) -> bool:
         """Take in the attributes of ``self`` that only code of ``paths`` sets to a value (None
@@ -771,6 +800,13 @@ class CudaOnly:
         if isinstance(statement, ast.ImportFrom) and statement.level:
             return bool(self._relative_cuda_only(statement))
         return imports_one_of(statement, self.modules)
+
+
+def _named_for_cuda(name: str) -> bool:
+    """``check_cuda_fp8_capability``, ``is_cuda_graph_safe``: a word of the name is cuda (not
+    the tensor method ``.cuda()`` itself)."""
+    words = name.lower().split("_")
+    return len(words) > 1 and CUDA in words
 
 
 def _builds_cuda(function: ast.AST) -> bool:

@@ -1,7 +1,9 @@
 """KeepGuardRule: a CUDA test (``torch.cuda.is_available()``, ``x.is_cuda``) stays a CUDA test
 where a branch it decides uses code that runs only on CUDA: a library the status rules mark
 ``cuda_only`` (apex's CUDA kernels, flash-attn, ...), a C++/CUDA extension the project builds,
-or a torch name that keeps its CUDA name (no NPU counterpart, ``get_device_capability``). On NPU
+or a torch name that keeps its CUDA name (no NPU counterpart, ``get_device_capability``), or,
+later in the test's own ``and`` chain, a function that probes CUDA (``torch.cuda.is_available()
+and not check_cuda_fp8_capability()``). On NPU
 the kept test is False, so the program takes the branch it takes on any machine without CUDA,
 instead of sending NPU tensors into CUDA kernels. The test is reported as manual work. A device
 compared with ``'cuda'`` in such a test (``x.device.type == 'cuda'``) keeps its literal too, and a
