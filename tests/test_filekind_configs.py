@@ -286,6 +286,8 @@ def test_a_value_not_written_as_it_reads_is_reported_not_edited(name, data, line
         ("optim", "adamw_bnb_8bit", False, ["G2N842"]),
         ("tf32", "true", False, ["G2N849"]),  # Hugging Face refuses it without CUDA
         ("tf32", "false", False, []),
+        ("model.attn_config.attn_impl", "flash", False, ["G2N858"]),  # llm-foundry's MPT configs
+        ("model.attn_config.attn_impl", "torch", False, []),
     ],
 )
 def test_report_rules_match(key, text, is_list, expected):

@@ -982,6 +982,37 @@ def test_a_cudnn_test_beside_the_device_s_is_reported_as_never_true_on_the_npu(t
             "SGLang runs on Ascend NPUs only from its NPU build",
             0,
         ),
+        (  # OpenRLHF's distributed_util.py: the PPO weight sync
+            "from vllm.distributed.device_communicators.pynccl import PyNcclCommunicator\n",
+            [
+                "1",
+                "1",
+                "vllm.distributed.device_communicators.pynccl",
+                "unsupported",
+                "listed",
+                "rules:G2N067",
+            ],
+            "vLLM's PyNcclCommunicator loads libnccl through ctypes",
+            1,
+        ),
+        (  # gpt-fast's quantize.py --mode int4
+            "import torch\n\nw = torch.ops.aten._convert_weight_to_int4pack(torch.ones(1), 8)\n",
+            ["3", "3", "torch.ops.aten._convert_weight_to_int4pack", "unsupported", "listed", "rules:G2N068"],
+            "aten's int4 weight packing and matmul (tinygemm's layout) have CUDA, MPS and XPU kernels only",
+            1,
+        ),
+        (  # llm-foundry's command_utils/train.py
+            "from composer.utils import dist, get_device\n\ndist.initialize_dist(get_device(None))\n",
+            ["1", "1", "composer.utils", "unsupported", "listed", "rules:G2N069"],
+            "MosaicML Composer picks its device through torch.cuda",
+            1,
+        ),
+        (  # OpenRLHF's vllm_engine.py
+            "import os\n\nimport ray\n\nos.environ['CUDA_VISIBLE_DEVICES'] = str(ray.get_gpu_ids()[0])\n",
+            ["5", "5", "ray.get_gpu_ids", "unsupported", "listed", "rules:G2N295"],
+            "Ray assigns no GPU on an Ascend host, so ray.get_gpu_ids() is [] there",
+            1,
+        ),
     ],
     ids=[
         "vllm",
@@ -997,6 +1028,10 @@ def test_a_cudnn_test_beside_the_device_s_is_reported_as_never_true_on_the_npu(t
         "lightning trainer module",
         "mmdeploy tensorrt",
         "sglang",
+        "vllm pynccl",
+        "aten int4",
+        "composer",
+        "ray gpu ids",
     ],
 )
 def test_a_library_that_needs_cuda_or_a_plugin_is_reported_where_the_code_uses_it(
