@@ -13,6 +13,9 @@ from gpu2npu.source.imports import qualify
 from gpu2npu.source.names import dotted
 from gpu2npu.source.parse import function_scopes
 
+# methods of torch's tensors and streams that take a stream: passing torch.Stream there works
+TORCH_STREAM_METHODS = frozenset({"record_stream", "wait_stream", "stream", "wait_event", "record_event"})
+
 
 def kept_reads(tree: ast.AST, imports: Dict[str, str], table) -> List[Kept]:
     """``table``: qualified call -> (attributes whose read keeps it, rule id)."""
@@ -38,11 +41,39 @@ def kept_reads(tree: ast.AST, imports: Dict[str, str], table) -> List[Kept]:
                 called = _table_call(receiver, imports, table)
                 targets = [(receiver, called)] if called else []
             for call, name in targets:
-                reads, rule_id = table[name]
-                if node.attr in reads:
-                    line = call.func.lineno
-                    found.add(Kept(line, name, call.func.end_lineno or line, name, rule_id))
+                if node.attr in table[name][0]:
+                    found.add(_kept(call, name, table))
+        for node in ast.walk(scope):
+            if isinstance(node, ast.Call) and node.keywords and not _torch_call(node, imports):
+                for keyword in node.keywords:
+                    found.update(_passed(keyword, calls_bound, imports, table))
     return sorted(found)
+
+
+def _passed(keyword: ast.keyword, calls_bound, imports, table):
+    """The kept calls whose result a call outside torch takes by a keyword that reads it."""
+    value = keyword.value
+    if isinstance(value, ast.Name):
+        targets = calls_bound.get(value.id, [])
+    else:
+        called = _table_call(value, imports, table)
+        targets = [(value, called)] if called else []
+    return [_kept(call, name, table) for call, name in targets if keyword.arg in table[name][2]]
+
+
+def _kept(call: ast.Call, name: str, table) -> Kept:
+    line = call.func.lineno
+    return Kept(line, name, call.func.end_lineno or line, name, table[name][1])
+
+
+def _torch_call(node: ast.Call, imports: Dict[str, str]) -> bool:
+    """A call of a torch name, or of a method torch's streams and tensors have
+    (``x.record_stream(s)``, ``s.wait_stream(t)``): they take torch's own streams."""
+    name = dotted(node.func) or ""
+    qualified = qualify(name, imports) if name else ""
+    if qualified.startswith("torch."):
+        return True
+    return isinstance(node.func, ast.Attribute) and node.func.attr in TORCH_STREAM_METHODS
 
 
 def _table_call(node: ast.AST, imports: Dict[str, str], table) -> str:

@@ -363,9 +363,8 @@ class RuleIndex:
     guard_tests: Dict[str, str] = field(default_factory=dict)  # CUDA test (name or "*.attr") -> rule id
     # names false on every NPU host that nothing rewrites (torch.version.cuda): CUDA tests as they are
     build_gates: Set[str] = field(default_factory=set)
-    kept_reads: Dict[str, Tuple[FrozenSet[str], str]] = field(
-        default_factory=dict
-    )  # call -> (reads, rule id)
+    # call -> (reads, rule id, keywords of calls outside torch it may not be passed to)
+    kept_reads: Dict[str, Tuple[FrozenSet[str], str, FrozenSet[str]]] = field(default_factory=dict)
     compared_strings: Tuple[ComparedStrings, ...] = ()
     reduced_dtypes: List[Rule] = field(default_factory=list)  # ReducedDtypeRule
     # DeviceDtypeRule: call key -> (positional parameters, dtypes it changes where made on the device)
