@@ -220,7 +220,15 @@ def device_rules() -> List[dict]:
             entry = {"func_name": func}
             entry["arg_idx" if kind == "pos" else "arg_keyword"] = int(value) if kind == "pos" else value
             rules.append(entry)
-    rules.append({"func_name": "torch.device", "arg_idx": 0, "note": "torch.device(<int>) means cuda:<int>"})
+    rules.append(
+        {
+            "func_name": "torch.device",
+            "arg_idx": 0,
+            "only_argument": True,
+            "note": "torch.device(<int>) means cuda:<int>; torch.device(device_type, index) takes a type "
+            "first (torchtitan's tools/utils.py)",
+        }
+    )
     rules.append(
         {
             "func_name": "torch.Generator",

@@ -9,6 +9,8 @@ int. The argument is rewritten only where it may be an int (not for a string, a
 * anything that may have side effects is evaluated once, through a small lambda (valid in
   every scope, unlike an assignment expression):
   ``(lambda d: f'npu:{d}' if isinstance(d, int) else d)(next(it))``.
+
+With ``only_argument``, only a call passing nothing else: ``torch.device(t, i)`` takes a type first.
 """
 
 from __future__ import annotations
@@ -56,6 +58,9 @@ class DeviceArg(CallArgumentKind):
         "arg_idx": Field(int, default=-1, help="position among the positional arguments"),
         "arg_keyword": Field(str, help="keyword of the device argument"),
         "device_type": Field(str, default="npu", help="device type an int index is turned into"),
+        "only_argument": Field(
+            bool, default=False, help="only where the call passes nothing else (torch.device(type, index))"
+        ),
     }
 
     def validate(self, fields):
@@ -90,6 +95,8 @@ class DeviceArg(CallArgumentKind):
         value = call.args[position].value
         if isinstance(value, STRING_NODES) or is_guarded(value):
             return call
+        if rule["only_argument"] and len(call.args) > 1:
+            return call  # torch.device(device_type, index): the first is the type, never an index
         device_type = rule["device_type"]
         if isinstance(value, cst.Integer):
             new_value = cst.SimpleString(f"'{device_type}:{value.value}'")
