@@ -564,9 +564,15 @@ def test_a_cuda_test_before_a_call_of_a_function_probing_cuda_is_kept(tmp_path):
     write(tmp_path / "proj" / "env.py", FP8_PROBE)
     write(tmp_path / "proj" / "testing.py", FP8_TEST)
     write(tmp_path / "proj" / "probe.py", CAPABILITY_PROBE)
+    write(tmp_path / "proj" / "pkg" / "__init__.py", "")
+    write(tmp_path / "proj" / "pkg" / "testing.py", FP8_TEST.replace("from env import", "from ..env import"))
     result = run_cli("migrate", "-i", tmp_path / "proj", "-o", tmp_path / "out")
     assert result.returncode == 0, result.stderr
     out = tmp_path / "out" / "proj_msft"
+    assert (
+        "    if torch.cuda.is_available() and not check_cuda_fp8_capability():"
+        in (out / "pkg" / "testing.py").read_text()
+    )
     assert (out / "testing.py").read_text() == FP8_TEST.replace(
         "import torch\n", "import torch\nimport torch_npu\n", 1
     ).replace(
@@ -576,6 +582,7 @@ def test_a_cuda_test_before_a_call_of_a_function_probing_cuda_is_kept(tmp_path):
     assert (out / "probe.py").read_text() == CAPABILITY_PROBE
     kept = [row[:2] + [row[-1]] for row in rows(out / "transplant_result_file" / "unsupported_api.csv")[1:]]
     assert [row for row in kept if row[-1] == "rules:G2N090"] == [
+        ["pkg/testing.py", "7", "rules:G2N090"],
         ["probe.py", "9", "rules:G2N090"],
         ["probe.py", "12", "rules:G2N090"],
         ["testing.py", "7", "rules:G2N090"],

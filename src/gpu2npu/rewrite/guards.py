@@ -671,6 +671,12 @@ class CudaOnly:
         self.local: Set[str] = set()  # module-level names bound to CUDA-only code
         self.attributes: Set[str] = set()  # self.<name> set to a value only behind kept CUDA tests
         self._bind_locals(tree)
+        self.imported = set(imports) | {  # names the file's imports bind, relative ones too
+            alias.asname or alias.name
+            for node in module_nodes(tree)
+            if isinstance(node, ast.ImportFrom) and node.level
+            for alias in node.names
+        }
         self.probes = {  # module-level functions that use CUDA-only code
             s.name
             for s in _module_level(tree)
@@ -689,9 +695,8 @@ class CudaOnly:
             if name in self.probes:
                 return True
             qualified = qualify(name, self.imports)
-            last = name.rsplit(".", 1)[-1]
-            imported = qualified != name or "." in name
-            if imported and not qualified.startswith("torch.") and _named_for_cuda(last):
+            imported = name.split(".")[0] in self.imported or "." in name
+            if imported and not qualified.startswith("torch.") and _named_for_cuda(name.rsplit(".", 1)[-1]):
                 return True
         return False
 
