@@ -18,7 +18,8 @@ TORCH_STREAM_METHODS = frozenset({"record_stream", "wait_stream", "stream", "wai
 
 
 def kept_reads(tree: ast.AST, imports: Dict[str, str], table) -> List[Kept]:
-    """``table``: qualified call -> (attributes whose read keeps it, rule id)."""
+    """``table``: qualified call -> (attributes whose read keeps it, rule id, keywords of calls
+    outside torch that read them)."""
     found: Set[Kept] = set()
     for scope in function_scopes(tree):
         calls_bound: Dict[str, List[Tuple[ast.Call, str]]] = {}
@@ -34,31 +35,25 @@ def kept_reads(tree: ast.AST, imports: Dict[str, str], table) -> List[Kept]:
         for node in ast.walk(scope):
             if not isinstance(node, ast.Attribute) or not isinstance(node.ctx, ast.Load):
                 continue
-            receiver = node.value
-            if isinstance(receiver, ast.Name):
-                targets = calls_bound.get(receiver.id, [])
-            else:
-                called = _table_call(receiver, imports, table)
-                targets = [(receiver, called)] if called else []
-            for call, name in targets:
+            for call, name in _held(node.value, calls_bound, imports, table):
                 if node.attr in table[name][0]:
                     found.add(_kept(call, name, table))
-        for node in ast.walk(scope):
+        for node in ast.walk(scope):  # passed by a keyword to a call outside torch, which reads it
             if isinstance(node, ast.Call) and node.keywords and not _torch_call(node, imports):
                 for keyword in node.keywords:
-                    found.update(_passed(keyword, calls_bound, imports, table))
+                    held = _held(keyword.value, calls_bound, imports, table)
+                    found.update(
+                        _kept(call, name, table) for call, name in held if keyword.arg in table[name][2]
+                    )
     return sorted(found)
 
 
-def _passed(keyword: ast.keyword, calls_bound, imports, table):
-    """The kept calls whose result a call outside torch takes by a keyword that reads it."""
-    value = keyword.value
+def _held(value: ast.AST, calls_bound, imports, table) -> List[Tuple[ast.Call, str]]:
+    """The table's calls whose result ``value`` is: the call itself, or a name bound to one."""
     if isinstance(value, ast.Name):
-        targets = calls_bound.get(value.id, [])
-    else:
-        called = _table_call(value, imports, table)
-        targets = [(value, called)] if called else []
-    return [_kept(call, name, table) for call, name in targets if keyword.arg in table[name][2]]
+        return calls_bound.get(value.id, [])
+    called = _table_call(value, imports, table)
+    return [(value, called)] if called else []
 
 
 def _kept(call: ast.Call, name: str, table) -> Kept:
