@@ -608,9 +608,7 @@ def test_an_index_per_loop_iteration_from_a_slurm_rank_or_of_placed_data_is_kept
     on one card. A fixed choice, and a trainer's own device, still change."""
     out = migrated_beside_a_trainer(tmp_path, flag, "spread.py", SPREAD)
     text = (out / "spread.py").read_text()
-    assert (
-        "torch.device(f'npu:{root.type}' if isinstance(root.type, int) else root.type, target_index)" in text
-    )
+    assert "torch.device(root.type, target_index)" in text
     assert 'return [torch.device("npu", i) for i in range(2)]\n' in text
     assert "    torch.npu.set_device(proc_id % num_gpus)\n" in text
     assert f'    return torch.device("npu", {name})\n' in text
