@@ -238,7 +238,7 @@ def test_rules_list_shows_the_rules_of_a_mode():
     # the APIs the target torch removed are fixed in every mode (ConvNeXt's torch._six.inf)
     removed = ["G2N400", "G2N401", "G2N402", "G2N403", "G2N404"] + [f"G2N4{n:02}" for n in range(6, 17)]
     # the patcher sets no environment variable (G2N036/G2N037 are the names before torch 2.8)
-    environment = [f"G2N0{n}" for n in range(30, 42) if n not in (36, 37)]
+    environment = [f"G2N0{n}" for n in range(30, 42) if n not in (36, 37)] + ["G2N380"]
     # HCCL refuses a float64 reduction whatever patches the program (G2N174); torch 2.x's launcher
     # passes --local-rank whatever patches it (G2N176); a newer torch refuses torch.load's and
     # torch.stft's old defaults whatever patches them (G2N183, G2N186); the patcher leaves
@@ -250,7 +250,7 @@ def test_rules_list_shows_the_rules_of_a_mode():
     older_torch = ["G2N195"]
     # CUDA-only libraries and CUDA extensions run under no patcher (every_mode/cuda_only.yaml,
     # cuda_extensions.yaml); the GradScaler classes transfer_to_npu aliases (G2N180, G2N185) are not here
-    cuda_only = [f"G2N0{n}" for n in range(50, 67)] + ["G2N072", "G2N073", "G2N074"]
+    cuda_only = [f"G2N0{n}" for n in range(50, 69)] + ["G2N072", "G2N073", "G2N074"]
     cuda_only += ["G2N086", "G2N087", "G2N088", "G2N089", "G2N099"] + [f"G2N1{n}" for n in range(63, 69)]
     cuda_only += [
         "G2N172",
@@ -263,7 +263,9 @@ def test_rules_list_shows_the_rules_of_a_mode():
         "G2N190",
         "G2N198",
         "G2N199",
-    ]  # not G2N191: the patcher sends timm Mixup's torch.full(device='cuda') to the NPU
+        "G2N295",
+    ]  # not G2N191: the patcher sends timm Mixup's torch.full(device='cuda') to the NPU; not G2N069:
+    # under the patcher Composer's DeviceGPU runs on the NPU
     assert python_ids == sorted(
         environment
         + cuda_only
