@@ -1616,3 +1616,64 @@ def test_a_cuda_test_given_to_a_librarys_cuda_switch_stays_a_cuda_test(tmp_path,
     env = plain_env(PYTHONPATH=str(tmp_path / "lib"))
     run = run_cli("run", "--devices", "1", "--", sys.executable, "merge.py", cwd=out, env=env)
     assert (run.returncode, run.stdout) == (0, "merged on cpu True\n"), run.stderr
+
+
+NVIDIA_ONLY = """\
+import torch
+
+
+def wrap(step, device_type):
+    if not (device_type == "cuda" and torch.cuda.is_available() and torch.version.hip is None):
+        print("eager")
+        return step
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        step()
+    return graph.replay
+
+
+def fa3_ready():
+    return (
+        torch.cuda.is_available() and torch.version.hip is None and torch.cuda.get_device_capability() > (8,)
+    )
+
+
+wrap(lambda: None, "cuda")
+print("fa3:", fa3_ready())
+"""
+
+
+@pytest.mark.parametrize("target", ["npu", "portable"])
+def test_a_cuda_test_that_also_excludes_rocm_stays_a_cuda_test(tmp_path, target):
+    """torchtitan's ``wrap_with_cuda_graph``: ``if not (device_type == "cuda" and
+    torch.cuda.is_available() and torch.version.hip is None): return eager``. The author kept ROCm,
+    which speaks torch.cuda too, off the CUDA-graph path; migrated to an NPU test, the NPU captured
+    the whole training step in an NPUGraph (portable: in torch.cuda.CUDAGraph, which fails). The
+    test stays, as a limit: the NPU takes ROCm's way, and the program runs eager as off CUDA."""
+    write(tmp_path / "graphs.py", NVIDIA_ONLY)
+    result = run_cli("migrate", "-i", tmp_path / "graphs.py", "-o", tmp_path / "out", "--target", target)
+    assert result.returncode == 0, result.stderr
+    out = tmp_path / "out" / "graphs_msft"
+    migrated = (out / "graphs.py").read_text()
+    assert (
+        'if not (device_type == "cuda" and torch.cuda.is_available() and torch.version.hip is None):'
+        in migrated
+    )
+    assert (
+        "        torch.cuda.is_available() and torch.version.hip is None and torch.cuda.get_device_capabil"
+        in migrated
+    )
+    kept = [
+        (row[1], row[3], row[5], row[4].split(":")[1].split("(")[0].strip())
+        for row in rows(out / "transplant_result_file" / "unsupported_api.csv")[1:]
+        if row[1] in ("5", "16") and row[3] in ("'cuda'", "torch.cuda.is_available")
+    ]
+    rocm = "the test also excludes ROCm"
+    assert kept == [
+        ("5", "'cuda'", "supported_with_limits", rocm),
+        ("5", "torch.cuda.is_available", "supported_with_limits", rocm),
+        ("16", "torch.cuda.is_available", "supported_with_limits", rocm),
+    ]
+    require_torch()
+    run = run_cli("run", "--", sys.executable, "graphs.py", cwd=out)
+    assert (run.returncode, run.stdout) == (0, "eager\nfa3: False\n"), run.stderr

@@ -84,6 +84,7 @@ def kept_guards(
             branchings.append((node, after, tests, devices, read))
     found: Set[Kept] = set()
     literals: List[ast.Constant] = []
+    nvidia_literals: Dict[int, Tuple[bool, str]] = {}  # kept in a test that excludes ROCm: works?, tip
     selectors: Set[str] = set()
     kept_nodes: Set[int] = set()
     kept_reads: Set[int] = set()  # the names read in the tests of kept branchings
@@ -98,18 +99,22 @@ def kept_guards(
             named = {name: alias.test for name, alias in aliases.get(id(node), {}).items()}
             table = (all_tests, named)
             probes = cuda_only.probes_in(_later_operands(node.test, imports, table, rewritten))
-            if probes or any(cuda_only.used_in(part) for part in [node, *after]):
+            nvidia = _nvidia_only(node.test, imports, table, index.rocm_builds, rewritten)
+            if probes or nvidia or any(cuda_only.used_in(part) for part in [node, *after]):
                 kept_nodes.add(id(node))
                 path = _cuda_path(node, after, imports, table, rewritten)
                 polarity = _polarity(node.test, imports, table, rewritten)
                 sided = polarity in (1, -1)
                 skips = sided and not _moves_to_npu(path, rewritten) and not _raises(node, polarity)
                 mixes = sided and _mixes_with_cpu_tensors(node, after, polarity)
+                works = skips and not mixes
+                tip = rule.get("rocm_tip", "") if nvidia else ""
                 found.update(
-                    replace(test, works=True) if skips and not (mixes and _of_a_tensor(test)) else test
+                    replace(test, works=skips and not (mixes and _of_a_tensor(test)), tip=tip)
                     for test in tests
                 )
                 literals += devices
+                nvidia_literals.update((id(literal), (works, tip)) for literal in devices if nvidia)
                 selectors |= _selectors(node.test, rewritten)
                 kept_reads.update(id(n) for n in ast.walk(node.test) if isinstance(n, ast.Name))
                 paths += path
@@ -125,7 +130,9 @@ def kept_guards(
             works = alias not in fails
             found.update(replace(test, works=works) for test in _guard_tests(alias.test, imports, all_tests))
             skipped += side
-    for tests, later in _short_circuits(tree, imports, all_tests, cuda_only, rewritten):
+    for tests, later in _short_circuits(
+        tree, imports, all_tests, cuda_only, rewritten, index.rocm_builds, rule.get("rocm_tip", "")
+    ):
         found.update(tests)
         skipped += later
     found = {kept for kept in found if kept.key not in index.build_gates}
@@ -141,9 +148,8 @@ def kept_guards(
     for literal, selector in chosen:  # an implementation's name works as it is: a limit
         line, end = literal.lineno, literal.end_lineno or literal.lineno
         key = f"{STRING}{literal.value}#{numbers[(line, literal.col_offset)]}"
-        found.add(
-            Kept(line, key, end, repr(literal.value), rule_id, works=selector, tip=tip if selector else "")
-        )
+        works, why = nvidia_literals.get(id(literal), (selector, tip if selector else ""))
+        found.add(Kept(line, key, end, repr(literal.value), rule_id, works=works, tip=why))
     return sorted(found)
 
 
@@ -305,22 +311,57 @@ def _polarity(test: ast.AST, imports, table, rewritten) -> Optional[int]:
 
 
 def _short_circuits(
-    tree: ast.AST, imports, table, cuda_only, rewritten
+    tree: ast.AST, imports, table, cuda_only, rewritten, rocm_builds: Set[str], rocm_tip: str
 ) -> Iterator[Tuple[List[Kept], List[ast.AST]]]:
     """The CUDA tests of ``and``/``or`` chains whose later operands run only where the test says
     CUDA and use CUDA-only code (x-transformers' ``skipif(not torch.cuda.is_available() or
     torch.cuda.get_device_capability()[0] < 8)``, a decorator, no branching statement), with those
-    operands (the NPU never runs them)."""
+    operands (the NPU never runs them). A chain that excludes ROCm (``torch.cuda.is_available() and
+    torch.version.hip is None``) keeps its tests as a limit: the NPU answers it as ROCm does."""
     for node in module_nodes(tree):
         if not isinstance(node, ast.BoolOp):
             continue
         on_cuda = 1 if isinstance(node.op, ast.And) else -1  # the polarity that lets the rest run on CUDA
+        nvidia = _nvidia_only(node, imports, (table, {}), rocm_builds, rewritten)
         for position, value in enumerate(node.values[:-1]):
             if _polarity(value, imports, (table, {}), rewritten) != on_cuda:
                 continue
             later = node.values[position + 1 :]
-            if cuda_only.probes_in(later) or any(cuda_only.used_in(operand) for operand in later):
-                yield list(_guard_tests(value, imports, table)), later
+            tests = list(_guard_tests(value, imports, table))
+            if nvidia:
+                yield [replace(test, works=True, tip=rocm_tip) for test in tests], later
+            elif cuda_only.probes_in(later) or any(cuda_only.used_in(operand) for operand in later):
+                yield tests, later
+
+
+def _nvidia_only(test: ast.AST, imports, table, rocm_builds: Set[str], rewritten) -> bool:
+    """Whether an ``and`` chain in the test joins a CUDA test to one that the build is not ROCm's
+    (torchtitan's ``device_type == "cuda" and torch.cuda.is_available() and torch.version.hip is
+    None``): ROCm speaks torch.cuda too, so the author meant NVIDIA's CUDA alone, and the NPU
+    must take the way ROCm takes, not NVIDIA's."""
+    for node in ast.walk(test):
+        if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
+            operands = node.values
+            if any(_not_rocm(o, imports, rocm_builds) for o in operands) and any(
+                next(_guard_tests(o, imports, *table), None) is not None or _device_literals(o, rewritten)
+                for o in operands
+            ):
+                return True
+    return False
+
+
+def _not_rocm(test: ast.AST, imports, rocm_builds: Set[str]) -> bool:
+    """``torch.version.hip is None`` or ``not torch.version.hip``."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return qualify(dotted(test.operand) or "", imports) in rocm_builds
+    return (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], (ast.Is, ast.Eq))
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value is None
+        and qualify(dotted(test.left) or "", imports) in rocm_builds
+    )
 
 
 def _moves_to_npu(path: List[ast.AST], rewritten) -> bool:

@@ -363,6 +363,8 @@ class RuleIndex:
     guard_tests: Dict[str, str] = field(default_factory=dict)  # CUDA test (name or "*.attr") -> rule id
     # names false on every NPU host that nothing rewrites (torch.version.cuda): CUDA tests as they are
     build_gates: Set[str] = field(default_factory=set)
+    # names set only on a ROCm build (torch.version.hip): a CUDA test beside ``name is None`` is NVIDIA's
+    rocm_builds: Set[str] = field(default_factory=set)
     # call -> (reads, rule id, keywords of calls outside torch it may not be passed to)
     kept_reads: Dict[str, Tuple[FrozenSet[str], str, FrozenSet[str]]] = field(default_factory=dict)
     compared_strings: Tuple[ComparedStrings, ...] = ()

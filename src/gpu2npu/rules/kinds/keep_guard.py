@@ -3,7 +3,9 @@ where a branch it decides uses code that runs only on CUDA: a library the status
 ``cuda_only`` (apex's CUDA kernels, flash-attn, ...), a C++/CUDA extension the project builds,
 or a torch name that keeps its CUDA name (no NPU counterpart, ``get_device_capability``), or,
 later in the test's own ``and`` chain, a function that probes CUDA (``torch.cuda.is_available()
-and not check_cuda_fp8_capability()``). On NPU
+and not check_cuda_fp8_capability()``), or, beside it in an ``and`` chain, a test that the build is
+not ROCm's (``torch.version.hip is None``): the author excluded the other device that speaks
+torch.cuda, so what it selects is NVIDIA's alone. On NPU
 the kept test is False, so the program takes the branch it takes on any machine without CUDA,
 instead of sending NPU tensors into CUDA kernels. The test is reported as manual work. A device
 compared with ``'cuda'`` in such a test (``x.device.type == 'cuda'``) keeps its literal too, and a
@@ -34,6 +36,13 @@ class KeepGuard(RuleKind):
         "selector_tip": Field(
             str, default="", help="what to say of a kept 'cuda' that names an implementation (impl='cuda')"
         ),
+        "rocm_build": Field(
+            list,
+            default=[],
+            help="names set only on a ROCm build (torch.version.hip): a CUDA test beside `name is None` "
+            "selects NVIDIA alone and is kept, so the NPU takes ROCm's way",
+        ),
+        "rocm_tip": Field(str, default="", help="what to say of a test kept because it excludes ROCm"),
         "guarded_tip": Field(
             str,
             default="",
@@ -46,11 +55,16 @@ class KeepGuard(RuleKind):
             problem = check_names(test=test[2:] if test.startswith("*.") else test)
             if problem:
                 return problem
+        for name in fields.get("rocm_build", []):
+            problem = check_names(rocm_build=name)
+            if problem:
+                return problem
         return None
 
     def compile(self, rule, index):
         for test in tests(rule):
             index.guard_tests[test] = rule.id
+        index.rocm_builds.update(rule.get("rocm_build", []))
 
     def describe(self, rule):
         return f"keep {', '.join(tests(rule))} where a branch it decides runs only on CUDA"
