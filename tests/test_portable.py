@@ -752,3 +752,39 @@ def test_seeding_the_device_leaves_the_cpus_generator_alone(version, tmp_path):
     runs.append(run_cli("run", "--", sys.executable, "portable.py", cwd=tmp_path))
     assert [run.returncode for run in runs] == [0, 0, 0], [run.stderr for run in runs]
     assert runs[1].stdout == runs[2].stdout == runs[0].stdout
+
+
+SET_DEVICE_OF_A_MANAGER = """\
+import os
+import torch
+
+local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+if torch.cuda.is_available():
+    torch.cuda.set_device(torch.cuda.device(local_rank))
+    print("device", torch.cuda.current_device())
+else:
+    print("cpu")
+"""
+
+
+@pytest.mark.parametrize("version", ["2.8.0", "2.5.1"])
+def test_set_device_of_a_device_manager_gets_its_index(version, tmp_path):
+    """nanotron's ``torch.cuda.set_device(torch.cuda.device(i))``: torch.accelerator.set_device_index
+    takes an int, a str or a torch.device and raised ValueError on the manager, at the start of every
+    run, on CUDA as on NPU. The index is passed as it is; the copy runs on the CPU and the NPU."""
+    result = migrate_source(SET_DEVICE_OF_A_MANAGER.encode(), portable_index(version), path="setup.py")
+    new = result.new_bytes.decode()
+    expected = {
+        "2.8.0": "torch.accelerator.set_device_index(local_rank)",
+        "2.5.1": "DEVICE_MODULE.set_device(local_rank)",
+    }
+    assert f"    {expected[version]}\n" in new
+    require_torch()
+    (tmp_path / "setup.py").write_text(new)
+    cpu = subprocess.run(
+        [sys.executable, "setup.py"], cwd=tmp_path, capture_output=True, text=True, env=plain_env()
+    )
+    npu = run_cli("run", "--", sys.executable, "setup.py", cwd=tmp_path)
+    assert (cpu.returncode, cpu.stdout, npu.returncode, npu.stdout) == (0, "cpu\n", 0, "device 0\n"), (
+        npu.stderr
+    )

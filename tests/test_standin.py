@@ -136,6 +136,9 @@ def test_npu_device_queries_follow_the_emulated_machine():
         with torch.npu.device(0):
             assert torch.npu.current_device() == 0
         assert torch.npu.current_device() == 1
+        torch.npu.set_device(torch.npu.device(2))  # nanotron's spelling: torch_npu reads its idx
+        assert torch.npu.current_device() == 2
+        torch.npu.set_device(1)
         torch.npu.synchronize()
         properties = torch.npu.get_device_properties(0)
         assert properties.total_memory == 64 * 1024**3 and properties.name == torch.npu.get_device_name()

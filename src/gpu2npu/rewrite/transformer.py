@@ -260,6 +260,7 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         self._absolute_roots: Set[str] = set()  # root modules of absolute names we wrote
         self._newlines = 0  # newlines seen so far: the current line is this + 1
         self._call_lines: List[int] = []  # first line of each call being visited
+        self.original_call: Optional[cst.Call] = None  # the call a call rule edits, as the source has it
         self._statement_line = 0  # first line of the import statement being handled
         self._bound: Dict[str, str] = {}  # names of BindNamesRule this module uses -> as spelled here
         self._binding_lines = bindings.binding_lines(index.bindings, self.source)  # written by gpu2npu
@@ -1019,6 +1020,7 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
             edits += self.index.calls.get(qualified, []) or self._reexported_edits(qualified)
         if method is not None:
             edits += self.index.calls.get("." + method, [])
+        self.original_call = original_node
         for edit in edits:
             if not isinstance(updated_node, cst.Call):
                 break  # an edit made it another expression (a call's result indexed)

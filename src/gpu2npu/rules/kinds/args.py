@@ -42,6 +42,12 @@ class ArgsModify(CallArgumentKind):
         **ARGUMENT_FIELDS,
         "arg_new": Field(str, required=True, help="new source text ('' deletes the argument)"),
         "white_list": Field(list, default=(), help="regexes that leave a matching argument alone"),
+        "unwrap": Field(
+            list,
+            default=(),
+            help="calls of one argument (torch.cuda.device): only where the argument is one, and "
+            "replace_device_int stands for its argument",
+        ),
     }
 
     def validate(self, fields):
@@ -70,11 +76,30 @@ class ArgsModify(CallArgumentKind):
         if rule["arg_new"] == "":
             ctx.record("DELETE", f"delete the arg {where} of function {rule['func_name']}", rule.id)
             return delete_argument(call, position)
-        new_code = rule["arg_new"].replace(PLACEHOLDER, old_code)
+        placed = old_code
+        if rule["unwrap"]:
+            inner = _unwrapped(rule["unwrap"], call, position, ctx)
+            if inner is None:
+                return call
+            placed = ctx.code(inner)
+        new_code = rule["arg_new"].replace(PLACEHOLDER, placed)
         if new_code == old_code:
             return call
         ctx.record("MODIFY", f"change the arg {where} of function {rule['func_name']} to {new_code}", rule.id)
         return replace_value(call, position, cst.parse_expression(new_code))
+
+
+def _unwrapped(names, call: cst.Call, position: int, ctx) -> Optional[cst.BaseExpression]:
+    """The only argument of the call given at ``position`` where the source calls one of ``names``
+    there (``torch.cuda.device(i)``: ``i``), read on the original call (a rule may rename it)."""
+    original = ctx.original_call.args
+    value = original[position].value if len(original) == len(call.args) else None
+    argument = call.args[position].value
+    if not isinstance(value, cst.Call) or not isinstance(argument, cst.Call) or len(argument.args) != 1:
+        return None
+    if ctx.qualified_name(value.func) not in names or argument.args[0].keyword:
+        return None
+    return argument.args[0].value
 
 
 def _white_list_problem(patterns) -> Optional[str]:

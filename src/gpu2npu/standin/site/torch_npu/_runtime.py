@@ -85,9 +85,14 @@ def set_current_device(index: int) -> None:
 
 
 def index_of(device, optional: bool = False):
-    """The NPU index a device value names: None, an int, 'npu', 'npu:N' or a torch.device."""
+    """The NPU index a device value names: None, an int, 'npu', 'npu:N', a torch.device or a
+    torch.npu.device context manager (nanotron's ``torch.npu.set_device(torch.npu.device(i))``)."""
     if device is None:
         return None if optional else _current
+    from torch_npu.npu import device as device_manager  # imports this module: read at call time
+
+    if isinstance(device, device_manager):
+        return device.idx
     if isinstance(device, bool):
         raise ValueError(f"not an NPU device: {device!r}")
     if isinstance(device, int):

@@ -84,13 +84,15 @@ class device:
     """Context manager that makes an NPU current and restores the previous one."""
 
     def __init__(self, device):
-        self.index = _runtime.index_of(device, optional=True)
+        self.idx = _runtime.index_of(
+            device, optional=True
+        )  # torch_npu's name: set_device(device(i)) reads it
         self.previous = None
 
     def __enter__(self):
         self.previous = _runtime.current_device()
-        if self.index is not None and self.index >= 0:
-            _runtime.set_current_device(self.index)
+        if self.idx is not None and self.idx >= 0:
+            _runtime.set_current_device(self.idx)
         return self
 
     def __exit__(self, *exc_info):
