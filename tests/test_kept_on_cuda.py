@@ -1677,3 +1677,39 @@ def test_a_cuda_test_that_also_excludes_rocm_stays_a_cuda_test(tmp_path, target)
     require_torch()
     run = run_cli("run", "--", sys.executable, "graphs.py", cwd=out)
     assert (run.returncode, run.stdout) == (0, "eager\nfa3: False\n"), run.stderr
+
+
+PROFILED_ACTIVITIES = """\
+import torch
+
+activities = [torch.profiler.ProfilerActivity.CPU]
+if torch.cuda.is_available():
+    activities.append(torch.profiler.ProfilerActivity.CUDA)
+elif torch.xpu.is_available():
+    activities.append(torch.profiler.ProfilerActivity.XPU)
+print([activity.name for activity in activities])
+"""
+
+
+def test_cuda_only_code_on_the_side_the_npu_takes_anyway_keeps_no_test(tmp_path):
+    """torchtitan's profiler: the test was kept because its ``elif`` branch names XPU's activity,
+    which torch_npu lacks; kept, it sent the NPU into that branch, and the profile had no NPU
+    activity. Only the side a test selects on CUDA can keep it."""
+    write(tmp_path / "prof.py", PROFILED_ACTIVITIES)
+    result = run_cli("migrate", "-i", tmp_path / "prof.py", "-o", tmp_path / "out")
+    assert result.returncode == 0, result.stderr
+    out = tmp_path / "out" / "prof_msft"
+    assert (out / "prof.py").read_text() == (
+        "import torch\n"
+        "import torch_npu\n"
+        "\n"
+        "activities = [torch_npu.profiler.ProfilerActivity.CPU]\n"
+        "if torch.npu.is_available():\n"
+        "    activities.append(torch_npu.profiler.ProfilerActivity.NPU)\n"
+        "elif torch.xpu.is_available():\n"
+        "    activities.append(torch.profiler.ProfilerActivity.XPU)\n"
+        "print([activity.name for activity in activities])\n"
+    )
+    require_torch()
+    run = run_cli("run", "--", sys.executable, "prof.py", cwd=out)
+    assert (run.returncode, run.stdout) == (0, "['CPU', 'NPU']\n"), run.stderr

@@ -100,9 +100,11 @@ def kept_guards(
             table = (all_tests, named)
             probes = cuda_only.probes_in(_later_operands(node.test, imports, table, rewritten))
             nvidia = _nvidia_only(node.test, imports, table, index.rocm_builds, rewritten)
-            if probes or nvidia or any(cuda_only.used_in(part) for part in [node, *after]):
+            path = _cuda_path(node, after, imports, table, rewritten)
+            # CUDA-only code on the side the NPU takes anyway keeps nothing: keeping the test would send
+            # the NPU there (torchtitan's profiler: `elif torch.xpu.is_available(): ...XPU`)
+            if probes or nvidia or any(cuda_only.used_in(part) for part in [node.test, *path]):
                 kept_nodes.add(id(node))
-                path = _cuda_path(node, after, imports, table, rewritten)
                 polarity = _polarity(node.test, imports, table, rewritten)
                 sided = polarity in (1, -1)
                 skips = sided and not _moves_to_npu(path, rewritten) and not _raises(node, polarity)
