@@ -202,6 +202,14 @@ def test_check_with_s_lists_the_same_changes_and_writes_nothing(tmp_path):
         ),
         (b"x = 1\nimport os\n", b"STATEMENT\nx = 1\nimport os\n"),
         (b"import os", b"import os\nSTATEMENT\n"),
+        (
+            b"import os\nos.environ['PYTORCH_CUDA_ALLOC_CONF'] = 'x'\nimport torch\nx = 1\n",
+            b"import os\nos.environ['PYTORCH_CUDA_ALLOC_CONF'] = 'x'\nimport torch\nSTATEMENT\nx = 1\n",
+        ),
+        (
+            b"import os\nos.environ.setdefault('A', '1')\nimport torch\nos.environ['B'] = '2'\n",
+            b"import os\nos.environ.setdefault('A', '1')\nimport torch\nSTATEMENT\nos.environ['B'] = '2'\n",
+        ),
     ],
     ids=[
         "after the imports",
@@ -209,6 +217,8 @@ def test_check_with_s_lists_the_same_changes_and_writes_nothing(tmp_path):
         "imports after code stay after",
         "no leading import",
         "no newline",
+        "environment set before import torch",
+        "environment set after the imports",
     ],
 )
 def test_statements_after_imports_keep_the_imports_first(before, after):
@@ -1131,3 +1141,33 @@ def test_an_index_computed_from_the_local_process_index_stays():
     migrated = migrate_code(LOCAL_PROCESS, index=builtin_index(style="specify-device"))
     assert '        self.device = torch.device("npu", device_index)\n' in migrated
     assert "DEVICE_ID)" not in migrated
+
+
+ALLOCATOR_BEFORE_TORCH = """\
+import os
+os.environ["PYTORCH_CUDA_ALLOC_CONF"] = "expandable_segments:True"
+import torch
+
+x = torch.zeros(4).cuda()
+print(x.sum().item())
+"""
+
+
+def test_the_device_is_selected_after_the_environment_set_before_import_torch(tmp_path):
+    """nanochat's base_train.py sets the allocator's configuration before ``import torch``; the
+    device block went right after ``import os``, so set_device initialised the allocator before the
+    setting (lost), and a second ``import torch_npu`` followed ``import torch``."""
+    write(tmp_path / "train.py", ALLOCATOR_BEFORE_TORCH)
+    result = run_cli("migrate", "-i", tmp_path / "train.py", "-o", tmp_path / "out", "-s")
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "out" / "train_msft" / "train.py").read_text() == (
+        "import os\n"
+        'os.environ["PYTORCH_NPU_ALLOC_CONF"] = "expandable_segments:True"\n'
+        "import torch\n"
+        "import torch_npu\n"
+        "DEVICE_ID = int(os.environ['DEVICE_ID']) if os.environ.get('DEVICE_ID', '').isdigit() else 0\n"
+        "torch_npu.npu.set_device(DEVICE_ID)\n"
+        "\n"
+        "x = torch.zeros(4).npu()\n"
+        "print(x.sum().item())\n"
+    )

@@ -16,8 +16,10 @@ from typing import List, Optional, Sequence, Tuple
 import libcst as cst
 
 from gpu2npu.rules.index import ImportInsertion
-from gpu2npu.source.names import dotted_name, within
+from gpu2npu.source.names import dotted, dotted_name, within
 from gpu2npu.source.parse import module_nodes
+
+ENVIRONMENTS = ("os.environ", "environ")  # the mapping a script sets variables in
 
 
 def already_imported(source: str, module: str, tree: Optional[ast.AST] = None) -> bool:
@@ -242,7 +244,24 @@ def leading_statements(tree: ast.Module, imports: bool = False) -> list:
         future = isinstance(statement, ast.ImportFrom) and statement.module == "__future__"
         other_import = imports and isinstance(statement, (ast.Import, ast.ImportFrom))
         bare_name = isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Name)
-        if not (docstring or future or other_import or bare_name):
+        if not (
+            docstring or future or other_import or bare_name or (imports and _sets_environment(statement))
+        ):
             break
         leading.append(statement)
+    while imports and leading and _sets_environment(leading[-1]):
+        leading.pop()  # only an import after it makes it part of the imports
     return leading
+
+
+def _sets_environment(statement: ast.stmt) -> bool:
+    """``os.environ["PYTORCH_CUDA_ALLOC_CONF"] = ...`` (or ``os.environ.setdefault(...)``, ``.update``,
+    ``os.putenv``) among the imports: set before ``import torch`` on purpose, as the allocator and
+    the runtime read it once, at their first use (nanochat's base_train.py)."""
+    if isinstance(statement, ast.Assign):
+        targets = statement.targets
+        return all(isinstance(t, ast.Subscript) and dotted(t.value) in ENVIRONMENTS for t in targets)
+    if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
+        name = dotted(statement.value.func) or ""
+        return name.rsplit(".", 1)[0] in ENVIRONMENTS or name in ("os.putenv", "putenv")
+    return False
