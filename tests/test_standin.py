@@ -1832,3 +1832,51 @@ def test_a_save_guarded_inside_the_scripts_own_function_is_reached_by_every_rank
     multi = run_launcher(migrated, cwd=migrated)
     assert multi.returncode == 0, multi.stderr
     assert sorted(multi.stdout.splitlines()) == ["rank 0 loaded", "rank 1 loaded"]
+
+
+TRACE_HANDLER = """\
+import os
+import sys
+from functools import partial
+
+import torch
+from torch.profiler import tensorboard_trace_handler
+
+
+def trace_handler(prof: torch.profiler.profile, output_dir: str):
+    exporter = tensorboard_trace_handler(output_dir, worker_name="r0", use_gzip=True)
+    exporter(prof)
+    if prof.with_stack:
+        prof.export_stacks(output_dir + "/stacks.txt")
+
+
+output_dir = sys.argv[1]
+callback = partial(trace_handler, output_dir=output_dir)
+activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+schedule = torch.profiler.schedule(wait=0, warmup=0, active=1, repeat=1)
+with torch.profiler.profile(activities=activities, schedule=schedule, on_trace_ready=callback) as prof:
+    for _ in range(2):
+        torch.ones(8, 8).cuda().sum()
+        prof.step()
+print([name.endswith(".pt.trace.json") for name in os.listdir(output_dir)])
+"""
+
+
+def test_a_trace_handler_of_the_npu_profiler_loses_use_gzip_and_its_option_reads_are_reported(tmp_path):
+    """torchtune's trace_handler: torch_npu's tensorboard_trace_handler has no ``use_gzip`` (the
+    TypeError is swallowed and it returns None, so the profiler's callback failed), and its profile
+    keeps none of the options it was given (``prof.with_stack`` raises): the keyword goes, and the
+    reads, on a parameter annotated ``torch.profiler.profile``, are reported."""
+    require_torch()
+    write(tmp_path / "src" / "prof.py", TRACE_HANDLER)
+    result = run_cli("migrate", "-i", tmp_path / "src", "-o", tmp_path / "out", "--no-cache")
+    assert result.returncode == 0, result.stderr
+    out = tmp_path / "out" / "src_msft"
+    migrated = (out / "prof.py").read_text()
+    assert '    exporter = tensorboard_trace_handler(output_dir, worker_name="r0")\n' in migrated
+    found = [row[:4] + row[5:7] for row in rows(out / "transplant_result_file" / "manual_work.csv")]
+    assert [row for row in found if row[5] == "G2N383"] == [
+        ["prof.py", "12", "12", "prof.with_stack", "unsupported", "G2N383"]
+    ]
+    run = run_cli("run", "--", sys.executable, "prof.py", str(tmp_path / "trace"), cwd=out)
+    assert (run.returncode, run.stdout) == (0, "[True]\n"), run.stderr

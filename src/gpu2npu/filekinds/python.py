@@ -153,12 +153,16 @@ def _made_by(tree, names) -> tuple:
     """(calls, receivers) of the objects the calls of ``names`` make: the calls themselves, and the
     names bound to one (``with profile() as prof``, ``prof = profile()``, ``self.prof = ...``) or
     given one as the first parameter of a function of the file passed to such a call (a handler:
-    ``on_trace_ready=trace_handler``)."""
+    ``on_trace_ready=trace_handler``), and the parameters annotated with one of ``names``
+    (torchtune's ``def trace_handler(prof: torch.profiler.profile, ...)``, passed through partial)."""
     reads = _reads_of(tree, dict.fromkeys(names, True))
+    if not reads:
+        return set(), set()
     calls = {id(node) for node in module_nodes(tree) if isinstance(node, ast.Call) and id(node.func) in reads}
-    if not calls:
-        return calls, set()
-    receivers, handlers = set(), set()
+    receivers = {
+        node.arg for node in module_nodes(tree) if isinstance(node, ast.arg) and id(node.annotation) in reads
+    }
+    handlers = set()
     for node in module_nodes(tree):
         if isinstance(node, ast.withitem) and id(node.context_expr) in calls and node.optional_vars:
             receivers.add(dotted(node.optional_vars))
