@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from helpers import python_change_rows, rows, run_cli, tree_files, write
+from test_standin import require_torch
 
 from gpu2npu.rewrite.imports import insert_at_top
 
@@ -282,6 +283,7 @@ def test_rules_list_shows_the_rules_of_a_mode():
         "G2N715",
         "G2N716",
         "G2N717",
+        "G2N719",
         "G2N730",
         "G2N731",
         "G2N732",
@@ -662,3 +664,40 @@ def test_a_tensorflow_script_is_no_entry_and_tf32_switches_are_rows(tmp_path):
     assert [(row[0], row[1], row[3], row[-1]) for row in found] == [
         ("loop.py", "3", "torch.backends.cudnn.allow_tf32", "rules:G2N093")
     ]
+
+
+BF16_SUPPORT = """\
+import torch
+
+
+def verify_bf16_support():
+    return (
+        torch.cuda.is_available()
+        and torch.cuda.is_bf16_supported()
+        and torch.distributed.is_nccl_available()
+        and torch.cuda.nccl.version() >= (2, 10)
+    )
+
+
+if __name__ == "__main__":
+    print(verify_bf16_support())
+"""
+
+
+def test_cudas_nccl_module_is_an_error_under_the_patcher(tmp_path):
+    """torchtune's verify_bf16_support, called by every recipe with ``dtype: bf16``: the patcher
+    makes the three tests before it True on an NPU, and leaves torch.cuda.nccl CUDA's, whose
+    version() needs torch._C._nccl_version, absent from torch's CPU build (AttributeError)."""
+    out = auto_copy(tmp_path, {"train.py": BF16_SUPPORT})
+    reported = [
+        row[:4] + row[5:6] + row[-1:]
+        for row in rows(out / "transplant_result_file" / "unsupported_api.csv")[1:]
+        if "nccl" in row[3]
+    ]
+    assert reported == [["train.py", "9", "9", "torch.cuda.nccl.version", "unsupported", "rules:G2N719"]]
+    check = run_cli("check", tmp_path / "proj", "--mode", "auto", "--no-cache")
+    assert check.returncode == 1, check.stdout
+    require_torch()
+    run = run_cli("run", "--", sys.executable, "train.py", cwd=out)
+    assert run.returncode == 1
+    assert run.stderr.splitlines()[-1] == "AttributeError: module 'torch._C' has no attribute '_nccl_version'"
