@@ -788,3 +788,39 @@ def test_set_device_of_a_device_manager_gets_its_index(version, tmp_path):
     assert (cpu.returncode, cpu.stdout, npu.returncode, npu.stdout) == (0, "cpu\n", 0, "device 0\n"), (
         npu.stderr
     )
+
+
+OPTION_RECORD = """\
+import torch
+
+
+def setup(cpu=True, cuda=False):
+    return {"enabled": True, "cpu": cpu, "cuda": cuda}, torch.device("cuda" if cuda else "cpu")
+
+
+print(setup()[0])
+"""
+
+
+@pytest.mark.parametrize("target", ["npu", "portable"])
+def test_a_dict_key_naming_the_variable_it_maps_is_no_device(target, tmp_path):
+    """torchtune's profiler settings, ``DictConfig({"cpu": cpu, "cuda": cuda, ...})``: a record of
+    the function's options. Portable made the key ACCELERATOR, None on a CPU, which OmegaConf
+    refuses (KeyValidationError); the NPU target renamed an option ("npu": cuda)."""
+    write(tmp_path / "profiler.py", OPTION_RECORD)
+    result = run_cli("migrate", "-i", tmp_path / "profiler.py", "-o", tmp_path / "out", "--target", target)
+    assert result.returncode == 0, result.stderr
+    migrated = (tmp_path / "out" / "profiler_msft" / "profiler.py").read_text()
+    device = {"npu": '"npu"', "portable": "DEVICE_TYPE"}[target]
+    assert (
+        f'    return {{"enabled": True, "cpu": cpu, "cuda": cuda}}, torch.device({device} if cuda else'
+        in migrated
+    )
+    require_torch()
+    run = subprocess.run(
+        [sys.executable, "-c", migrated.replace("import torch_npu\n", "")],
+        capture_output=True,
+        text=True,
+        env=plain_env(),
+    )
+    assert (run.returncode, run.stdout) == (0, "{'enabled': True, 'cpu': True, 'cuda': False}\n"), run.stderr

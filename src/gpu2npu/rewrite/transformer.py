@@ -217,6 +217,9 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         self._chain_edits: Dict[int, cst.BaseExpression] = {}
         self._callees: Set[int] = set()
         self._prose_depth = 0
+        # keys that name the variable they map (torchtune's DictConfig({"cpu": cpu, "cuda": cuda})):
+        # a record of options, no device
+        self._option_keys: Set[int] = set()
         self._compared_literals: Dict[int, Set[str]] = {}  # compared literal -> the calls it is compared with
         self._compared_names: Set[int] = set()  # the dotted names compared (NameRenameRule compared_name)
         self._searched_literals: Set[int] = set()  # literals searched for: the left of ``in``
@@ -1112,6 +1115,8 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         for element in node.elements:
             if isinstance(element, cst.DictElement) and isinstance(element.key, STRING_NODES):
                 self._key_literals.add(id(element.key))
+                if _names_its_value(element):
+                    self._option_keys.add(id(element.key))
 
     def _note_prefix_literals(self, node: cst.Call) -> None:
         """Note the literals of ``device.startswith('cuda')`` (or a tuple of them): they ask whether
@@ -1133,7 +1138,11 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
     def leave_SimpleString(self, original_node, updated_node):
         end = self._newlines + 1
         start = end - line_breaks(original_node.value)
-        if self._is_kept_literal(original_node, start) or self._prose_depth:
+        if (
+            self._is_kept_literal(original_node, start)
+            or self._prose_depth
+            or id(original_node) in self._option_keys
+        ):
             return updated_node
         if self.index.string_names and start not in self._binding_lines:
             compared = self._compared(original_node)
@@ -1332,3 +1341,13 @@ def _joined_after(line: cst.SimpleStatementLine, at: int, extra) -> cst.SimpleSt
     added = [statement.with_changes(semicolon=semicolon) for new in extra for statement in new.body]
     body = list(line.body)
     return line.with_changes(body=body[: at + 1] + added + body[at + 1 :])
+
+
+def _names_its_value(element: cst.DictElement) -> bool:
+    """``"cuda": cuda``: the key is the name of the variable it maps."""
+    key = element.key
+    return (
+        isinstance(key, cst.SimpleString)
+        and isinstance(element.value, cst.Name)
+        and key.evaluated_value == element.value.value
+    )
