@@ -288,6 +288,10 @@ def test_a_value_not_written_as_it_reads_is_reported_not_edited(name, data, line
         ("tf32", "false", False, []),
         ("model.attn_config.attn_impl", "flash", False, ["G2N858"]),  # llm-foundry's MPT configs
         ("model.attn_config.attn_impl", "torch", False, []),
+        ("optimizer._component_", "bitsandbytes.optim.PagedAdamW8bit", False, ["G2N859"]),  # torchtune
+        ("optimizer._component_", "torch.optim.AdamW", False, []),
+        ("use_liger_kernel", "true", False, ["G2N869"]),  # open-r1's recipes
+        ("use_liger_kernel", "false", False, []),
     ],
 )
 def test_report_rules_match(key, text, is_list, expected):
