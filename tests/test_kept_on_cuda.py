@@ -1186,6 +1186,24 @@ ACCELERATOR_ROWS = [
 ]
 FULLY_SHARD_ROW = ("4", "torch.distributed.fsdp.fully_shard", "G2N375")
 
+DTENSOR_IMPORTS = """import torch
+from torch.distributed.tensor import DTensor
+from torch.distributed.tensor.experimental import context_parallel
+
+try:
+    from torch.distributed.tensor import Shard
+except ImportError:
+    from torch.distributed._tensor import Shard
+
+
+def local(x):
+    return x.to_local() if isinstance(x, DTensor) else x
+"""
+DTENSOR_ROWS = [
+    ("2", "torch.distributed.tensor.DTensor", "G2N385"),
+    ("3", "torch.distributed.tensor.experimental.context_parallel", "G2N385"),
+]
+
 
 @pytest.mark.parametrize(
     "script,version,expected,code",
@@ -1212,6 +1230,8 @@ FULLY_SHARD_ROW = ("4", "torch.distributed.fsdp.fully_shard", "G2N375")
         ),
         (NEWER_NAMES, "2.4.0", [FULLY_SHARD_ROW], 1),
         (NEWER_NAMES, "2.6.0", [], 0),
+        (DTENSOR_IMPORTS, "2.1.0", DTENSOR_ROWS, 1),  # torchtune: the import fails, not a call
+        (DTENSOR_IMPORTS, "2.5.1", [], 0),
     ],
 )
 def test_a_name_the_target_torch_does_not_have_yet_is_an_error(tmp_path, script, version, expected, code):

@@ -74,6 +74,7 @@ class _Collector(ScopedReader):
         self.attribute_instances: Dict[str, str] = {}  # self.opt -> qualified class, file-wide
         self._callees = set()
         self._fallbacks = 0  # the try statements around here whose ImportError handlers go on
+        self._attempts = 0  # ... whose handlers catch an ImportError (a fallback import of another module)
         self._present: List[str] = []  # names a hasattr test around here found (torch.accelerator)
 
     def qualified(self, node):
@@ -94,16 +95,22 @@ class _Collector(ScopedReader):
                 self.bind_name(name, ImportBinding(qualified, qualified))
         if node.module and not node.level:
             self._add(node, node.module, "import", tuple(alias.name for alias in node.names))
+            for alias in node.names:  # a name a rule reports wherever it is named (DTensor before 2.5)
+                if f"{node.module}.{alias.name}" in self.references and not self._attempts:
+                    self._add(node, f"{node.module}.{alias.name}", "attribute")
 
     def visit_Try(self, node: ast.Try) -> None:
         """The imports of a try whose ImportError handler goes on without them (llm-foundry's
         optional flash_attn, fairseq's xformers) are optional: the program runs where they are
         missing."""
         fallback = any(_goes_on_without_the_import(handler, node) for handler in node.handlers)
+        attempt = any(_catches_import_errors(handler) for handler in node.handlers)
         self._fallbacks += fallback
+        self._attempts += attempt
         for statement in node.body:
             self.visit(statement)
         self._fallbacks -= fallback
+        self._attempts -= attempt
         for part in (*node.handlers, *node.orelse, *node.finalbody):
             self.visit(part)
 
@@ -334,12 +341,7 @@ def _goes_on_without_the_import(handler: ast.ExceptHandler, attempt: ast.Try) ->
     an import from another package), or the try only probes (``del flash_attn_func``). A handler
     that only logs leaves the names unbound for the code that uses them (FastChat's xformers
     patch); one that imports from the same library is a second try of it (LLaVA's flash_attn)."""
-    caught = handler.type
-    names = caught.elts if isinstance(caught, ast.Tuple) else [caught]
-    catches = caught is None or any(
-        (dotted(name) or "").rsplit(".", 1)[-1] in _IMPORT_ERRORS for name in names
-    )
-    if not catches or (handler.body and isinstance(handler.body[-1], ast.Raise)):
+    if not _catches_import_errors(handler) or (handler.body and isinstance(handler.body[-1], ast.Raise)):
         return False
     tried = _imported_roots(attempt.body)
     binds = any(
@@ -348,6 +350,12 @@ def _goes_on_without_the_import(handler: ast.ExceptHandler, attempt: ast.Try) ->
         for node in ast.walk(statement)
     )
     return binds or any(isinstance(statement, ast.Delete) for statement in attempt.body)
+
+
+def _catches_import_errors(handler: ast.ExceptHandler) -> bool:
+    caught = handler.type
+    names = caught.elts if isinstance(caught, ast.Tuple) else [caught]
+    return caught is None or any((dotted(name) or "").rsplit(".", 1)[-1] in _IMPORT_ERRORS for name in names)
 
 
 _BINDINGS = (ast.Assign, ast.AnnAssign, ast.FunctionDef, ast.ClassDef)
