@@ -1880,3 +1880,33 @@ def test_a_trace_handler_of_the_npu_profiler_loses_use_gzip_and_its_option_reads
     ]
     run = run_cli("run", "--", sys.executable, "prof.py", str(tmp_path / "trace"), cwd=out)
     assert (run.returncode, run.stdout) == (0, "[True]\n"), run.stderr
+
+
+SCALER_FROM_ITS_MODULE = """\
+import warnings
+
+import torch
+from torch.amp.grad_scaler import GradScaler
+
+model = torch.nn.Linear(16, 1).cuda()
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")  # composer and fairseq2 silence the "Disabling" warning
+    scaler = GradScaler(init_scale=2.0**16)
+print("scaler enabled:", scaler.is_enabled())
+"""
+
+
+@pytest.mark.parametrize("target", ["npu", "portable"])
+def test_a_grad_scaler_imported_from_its_module_gets_the_device(tmp_path, target):
+    """composer and fairseq2 import GradScaler from torch.amp.grad_scaler: it got no device, so it
+    was CUDA's and turned itself off on the NPU (composer's amp_fp16 then refused to run, fairseq2
+    trained fp16 without loss scaling)."""
+    require_torch()
+    write(tmp_path / "src" / "train.py", SCALER_FROM_ITS_MODULE)
+    result = run_cli("migrate", "-i", tmp_path / "src", "-o", tmp_path / "out", "--target", target)
+    assert result.returncode == 0, result.stderr
+    out = tmp_path / "out" / "src_msft"
+    device = {"npu": "'npu'", "portable": "DEVICE_TYPE"}[target]
+    assert f"    scaler = GradScaler(init_scale=2.0**16, device={device})\n" in (out / "train.py").read_text()
+    run = run_cli("run", "--", sys.executable, "train.py", cwd=out)
+    assert (run.returncode, run.stdout) == (0, "scaler enabled: True\n"), run.stderr
