@@ -579,6 +579,11 @@ class Trainer:
     def __init__(self):
         self.device = torch.device("cuda", 0)
         torch.cuda.set_device(self.device)
+
+
+def layer_norm(x):
+    with torch.cuda.device(x.device.index):
+        return x * 2
 """
 
 
@@ -623,6 +628,7 @@ def test_an_index_per_loop_iteration_from_a_slurm_rank_or_of_placed_data_is_kept
     assert "    torch.npu.set_device(proc_id % num_gpus)\n" in text
     assert f'    return torch.device("npu", {name})\n' in text
     assert "        torch.npu.set_device(points_device)\n    return points.npu(points.get_device())\n" in text
+    assert "    with torch.npu.device(x.device.index):\n" in text
     assert (
         f'        self.device = torch.device("npu", {name})\n        torch.npu.set_device({name})\n' in text
     )
@@ -646,6 +652,7 @@ def test_an_index_per_loop_iteration_from_a_slurm_rank_or_of_placed_data_is_kept
         ["spread.py", "14", "14", "torch.cuda.set_device", rank_tip],
         ["spread.py", "24", "24", "torch.cuda.set_device", placed_tip],
         ["spread.py", "25", "25", "*.cuda", placed_tip],
+        ["spread.py", "35", "35", "torch.cuda.device", placed_tip],  # mamba's kernels: x.device.index
     ]
 
 

@@ -54,7 +54,7 @@ CPU_DEVICE = re.compile(r"^cpu(:[0-9]+)?$")
 # The card the process selected already (sd-scripts' torch.cuda.device(torch.cuda.current_device())).
 CURRENT_DEVICE = re.compile(r"\bcurrent_device\(\s*\)\s*$")
 # Where data already lives: a tensor's or module's device, or a card of a model's device map.
-PLACED = re.compile(r"\.device\s*$|\.get_device\(\s*\)\s*$|\bdevice_map\b")
+PLACED = re.compile(r"\.device(\.index)?\s*$|\.get_device\(\s*\)\s*$|\bdevice_map\b")
 
 
 class DeviceIdArg(CallArgumentKind):
@@ -152,7 +152,7 @@ def _assigned_from(source: str, code: str, origin: "re.Pattern[str]", depth: int
 
 
 def _names_placed_data(code: str, ctx) -> bool:
-    """``x.device``, ``x.get_device()``, or a name the file assigns from one of them or from a
+    """``x.device`` (or its ``.index``), ``x.get_device()``, or a name the file assigns from one of them or from a
     device map. An option (``args.device``) names the process's card instead, and so does an
     attribute the file sets to something else (a trainer's ``self.device = torch.device(...)``)."""
     if code.split(".", 1)[0] in ctx.facts.namespaces:
@@ -162,7 +162,7 @@ def _names_placed_data(code: str, ctx) -> bool:
     values = assigned_values(ctx.source, code)
     if values:
         return any(PLACED.search(value) for value in values)
-    return code.endswith(".device")
+    return code.endswith((".device", ".device.index"))  # mamba's torch.cuda.device(x.device.index)
 
 
 def _word(name: str) -> "re.Pattern[str]":
