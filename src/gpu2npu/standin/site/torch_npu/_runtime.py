@@ -89,10 +89,6 @@ def index_of(device, optional: bool = False):
     torch.npu.device context manager (nanotron's ``torch.npu.set_device(torch.npu.device(i))``)."""
     if device is None:
         return None if optional else _current
-    from torch_npu.npu import device as device_manager  # imports this module: read at call time
-
-    if isinstance(device, device_manager):
-        return device.idx
     if isinstance(device, bool):
         raise ValueError(f"not an NPU device: {device!r}")
     if isinstance(device, int):
@@ -101,6 +97,10 @@ def index_of(device, optional: bool = False):
         device = torch.device(device)
     if isinstance(device, torch.device) and device.type in _npu_types():
         return _current if device.index is None else device.index
+    from torch_npu.npu import device as device_manager  # imports this module: read at call time
+
+    if isinstance(device, device_manager):
+        return device.idx
     raise ValueError(f"expected an NPU device ('npu', 'npu:N' or an index), got {device!r}")
 
 

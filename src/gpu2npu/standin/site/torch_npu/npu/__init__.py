@@ -84,9 +84,8 @@ class device:
     """Context manager that makes an NPU current and restores the previous one."""
 
     def __init__(self, device):
-        self.idx = _runtime.index_of(
-            device, optional=True
-        )  # torch_npu's name: set_device(device(i)) reads it
+        # torch_npu's name, which set_device(device(i)) reads
+        self.idx = _runtime.index_of(device, optional=True)
         self.previous = None
 
     def __enter__(self):
