@@ -152,9 +152,9 @@ def _assigned_from(source: str, code: str, origin: "re.Pattern[str]", depth: int
 
 
 def _names_placed_data(code: str, ctx) -> bool:
-    """``x.device`` (or its ``.index``), ``x.get_device()``, or a name the file assigns from one of them or from a
-    device map. An option (``args.device``) names the process's card instead, and so does an
-    attribute the file sets to something else (a trainer's ``self.device = torch.device(...)``)."""
+    """``x.device`` (or its ``.index``), ``x.get_device()``, or a name the file assigns from one of
+    them or from a device map. An option (``args.device``) names the process's card instead, and so
+    does an attribute the file sets to something else (a trainer's ``self.device = torch.device(...)``)."""
     if code.split(".", 1)[0] in ctx.facts.namespaces:
         return False
     if not all(part.isidentifier() for part in code.split(".")):
