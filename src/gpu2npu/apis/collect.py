@@ -95,9 +95,9 @@ class _Collector(ScopedReader):
                 self.bind_name(name, ImportBinding(qualified, qualified))
         if node.module and not node.level:
             self._add(node, node.module, "import", tuple(alias.name for alias in node.names))
-            for alias in node.names:  # a name a rule reports wherever it is named (DTensor before 2.5)
+            for alias in node.names:  # a name a torch lacks stops the import (DTensor before 2.5)
                 if f"{node.module}.{alias.name}" in self.references and not self._attempts:
-                    self._add(node, f"{node.module}.{alias.name}", "attribute")
+                    self._add(node, f"{node.module}.{alias.name}", "imported")
 
     def visit_Try(self, node: ast.Try) -> None:
         """The imports of a try whose ImportError handler goes on without them (llm-foundry's

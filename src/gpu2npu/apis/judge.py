@@ -126,7 +126,7 @@ class ApiJudge:
         """A use that is not a call of a known API but is reported by a status rule that counts
         references (float64): a reference to the name, or a call of a tensor method on a
         receiver of unknown type."""
-        if site.kind == "attribute":
+        if site.kind in ("attribute", "imported"):
             return site.api
         if site.kind == "call" and not site.api and site.method in self.any_receiver_methods:
             return f"torch.Tensor.{site.method}"
@@ -136,7 +136,10 @@ class ApiJudge:
         decision = self.index.resolve_name(api)
         if decision is not None and decision.new is not None:
             return None  # the migration renames it (--optimize's HF32 switches)
-        answer = self.kb.lookup(api, self.version, self._overrides(api))
+        overrides = self._overrides(api)
+        if site.kind == "imported" and not any(rule.missing for rule in overrides):
+            return None  # only a name the torch lacks fails at its import; other uses are rows of their own
+        answer = self.kb.lookup(api, self.version, overrides)
         if answer is None or answer.status == SUPPORTED:
             return None
         return self._answer_row(site, api, answer)
