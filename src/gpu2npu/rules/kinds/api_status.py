@@ -7,9 +7,9 @@ built-in lists (source ``user:<rule id>``) wherever an API status is reported or
         - {api: torch.cdist, status: supported, versions: ">=2.7.1", tip: "tested on our 910B"}
 
 ``api`` may list several names that share the verdict. With ``references: true`` a use is any
-reference to the name, not only a call (``dtype=torch.float64``; a from-import outside a ``try``
-that catches ImportError), and for a ``torch.Tensor`` method a call of it on any receiver
-(``x.double()``). ``cuda_only: true`` says a library runs only
+reference to the name, not only a call (``dtype=torch.float64``; with ``missing``, a from-import
+outside a ``try`` that catches ImportError), and for a ``torch.Tensor`` method a call of it on any
+receiver (``x.double()``). ``cuda_only: true`` says a library runs only
 on CUDA (apex's CUDA kernels, flash-attn, ...): a CUDA test that selects it is not turned into an
 NPU test (see KeepGuardRule). A call that passes one of ``unless_keywords`` has made the choice
 the verdict is about and is not reported (torch.load's ``weights_only`` from torch 2.6); with
