@@ -4,7 +4,7 @@ import json
 import shutil
 
 import pytest
-from helpers import REPO, rows, run_cli, tree_files
+from helpers import REPO, rows, run_cli, tree_files, write
 
 PROJECT = REPO / "tests" / "projects" / "apis"
 FP64_TIP = (
@@ -255,3 +255,18 @@ def test_an_extension_named_at_run_time_is_listed_by_where_it_is_built(tmp_path)
         ["ops.py", "extension built at line 3 (load)"],
         ["ops.py", "fused (load)"],
     ]
+
+
+def test_a_library_rule_does_not_speak_of_the_project_itself(tmp_path):
+    """Composer's and mamba-ssm's own modules import their package: no G2N069 or G2N163 row
+    there (1,365 and 127 false errors on those repositories), while a project that only uses
+    the library keeps the row at its import."""
+    source = tmp_path / "mamba"
+    write(source / "src" / "mamba_ssm" / "__init__.py", "")
+    write(source / "src" / "mamba_ssm" / "config.py", "from dataclasses import dataclass\n")
+    write(source / "src" / "mamba_ssm" / "model.py", "import torch\nfrom mamba_ssm.config import dataclass\n")
+    write(source / "tests" / "test_model.py", "import mamba_ssm.model\n")
+    write(source / "train.py", "import torch\nimport composer\nimport mamba_ssm\n")
+    _, reports = migrate(tmp_path, source=source)
+    found = [(row[0], row[1], row[3], row[7]) for row in rows(reports / "unsupported_api.csv")[1:]]
+    assert found == [("train.py", "2", "composer", "rules:G2N069")]

@@ -9,7 +9,7 @@ names without a counterpart for the version are.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
 from gpu2npu.api_support import SUPPORTED, KnowledgeBase, is_torch_name, normalise_api
 from gpu2npu.apis import advice
@@ -78,9 +78,17 @@ class ApiJudge:
     """Decides the row (if any) for one use of an API."""
 
     def __init__(
-        self, index: RuleIndex, kb: KnowledgeBase, ops: Sequence[CudaOp], extensions: Sequence[Extension]
+        self,
+        index: RuleIndex,
+        kb: KnowledgeBase,
+        ops: Sequence[CudaOp],
+        extensions: Sequence[Extension],
+        own_packages: FrozenSet[str] = frozenset(),
     ):
+        """``own_packages``: the top-level packages of the project (gpu2npu.source.modules.
+        own_packages): the built-in library rules do not speak of them."""
         self.index = index
+        self.own_packages = own_packages
         self.version = index.version
         self.kb = kb
         self.ops = ops
@@ -108,7 +116,7 @@ class ApiJudge:
     def _ruled_row(self, site: CallSite) -> Optional[ApiRow]:
         """A call of a non-torch name a status rule covers (a user's verdict, or a library
         function an earlier third-party analysis found unsupported, fed in with -api)."""
-        rules = _not_chosen(self.index.overrides_for(site.api), site)
+        rules = _not_chosen(self._status_rules(site.api), site)
         if not rules or site.kind == "import" or self._rewritten(site.api) or self._never_runs(rules, site):
             return None
         answer = self.kb.lookup(site.api, self.version, rules)
@@ -234,7 +242,7 @@ class ApiJudge:
         parts = api.split(".")
         for end in range(len(parts), 0, -1):
             module = ".".join(parts[:end])
-            rules = self.index.overrides_for(module)
+            rules = self._status_rules(module)
             if rules and not is_torch_name(module):
                 answer = self.kb.lookup(module, self.version, rules)
                 if answer is not None and answer.status in (UNSUPPORTED, LIMITED):
@@ -248,7 +256,17 @@ class ApiJudge:
     def _overrides(self, api: str):
         """The status rules on ``api``, or on the name the lists give it where torch names it
         otherwise too (G2N171's torch.optim.Adam.step for torch.optim.adam.Adam.step)."""
-        return self.index.overrides_for(api) or self.index.overrides_for(self.kb.table_name(api))
+        return self._status_rules(api) or self.index.overrides_for(self.kb.table_name(api))
+
+    def _status_rules(self, api: str):
+        """The status rules on ``api``, less the built-in ones where it is a module of the project
+        itself: Composer's own ``from composer.utils import dist`` inside composer is no use of the
+        library that G2N069 warns of, and mamba's dataclass modules are no CUDA kernel (the
+        project's real CUDA points have rows of their own)."""
+        rules = self.index.overrides_for(api)
+        if rules and api.split(".", 1)[0] in self.own_packages:
+            return [rule for rule in rules if not rule.builtin]
+        return rules
 
     def _cuda_op(self, site: CallSite) -> Optional[CudaOp]:
         if not self.ops or site.kind != "call":
@@ -336,10 +354,12 @@ def api_reports(
     ops: Sequence[CudaOp],
     extensions: Sequence[Extension],
     kept: Iterable[Tuple[str, object]] = (),
+    own_packages: FrozenSet[str] = frozenset(),
 ) -> ApiReports:
-    """``kept``: (file, kept CUDA test) pairs, the tests the migration leaves as they are."""
+    """``kept``: (file, kept CUDA test) pairs, the tests the migration leaves as they are;
+    ``own_packages``: the project's top-level packages (ApiJudge)."""
     calls = sorted(calls)
-    judge = ApiJudge(index, KnowledgeBase.load(), ops, extensions)
+    judge = ApiJudge(index, KnowledgeBase.load(), ops, extensions, own_packages)
     kept_rows = {_kept_row(file, guard, index) for file, guard in kept}
     covered = {(row.file, row.start_line, row.op) for row in kept_rows}  # a kept row says more of its call
     rows = {row for row in (judge.row(site) for site in calls) if row is not None}

@@ -27,6 +27,8 @@ from gpu2npu.source.modules import (
     PROGRAM_CALLS,
     builds_a_package,
     initialises_a_package,
+    own_packages,
+    package_prefix,
     program_start,
     requires_a_library,
 )
@@ -40,6 +42,7 @@ class ProjectScan:
     ops: List[CudaOp]
     extensions: List[Extension]
     corrupt: int = 0  # cache entries of the scan that could not be read
+    own_packages: FrozenSet[str] = frozenset()  # the top-level packages the project's files make
 
 
 @dataclass(frozen=True)
@@ -137,7 +140,8 @@ def scan_project(
         facts.package_modules = _package_modules(plan)
         facts.selected_elsewhere = _selected_elsewhere(plan, facts.entries, imports)
         facts.torch_through_imports = _torch_through_imports(facts.entries, imports)
-    return ProjectScan(facts, ops, extensions, outcomes.count(CORRUPT))
+    own = own_packages(python_files, package_prefix(plan.root))
+    return ProjectScan(facts, ops, extensions, outcomes.count(CORRUPT), own)
 
 
 def _reads_wrapper_of(data: bytes, attributes) -> FrozenSet[str]:

@@ -615,7 +615,8 @@ def _close_cache(cache: result_cache.ResultCache, results: List[worker.FileResul
 def _judge(run: ProjectRun) -> ApiReports:
     calls = (c for r in run.all_results for c in r.calls)
     kept = ((r.rel, guard) for r in run.all_results for guard in r.kept)
-    reports = api_reports(calls, run.index, run.scan.ops, run.scan.extensions, kept)
+    scan = run.scan
+    reports = api_reports(calls, run.index, scan.ops, scan.extensions, kept, scan.own_packages)
     for result in run.all_results:
         result.calls = []  # judged: the largest part of the results, freed before the reports' pages
     return reports

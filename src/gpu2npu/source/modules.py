@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import re
 from pathlib import Path
-from typing import Dict, Iterable, List, Optional, Set, Tuple
+from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 
 from gpu2npu.source.names import within
 
@@ -19,6 +19,18 @@ def package_prefix(root: Path) -> str:
         names.append(directory.name)
         directory = directory.parent
     return ".".join(reversed(names))
+
+
+def own_packages(rels: Iterable[str], prefix: str = "") -> FrozenSet[str]:
+    """The top-level packages the project's files make importable: a folder holding an
+    __init__.py at the root or in ``src/`` (the src layout), and the root's own package
+    (``prefix``, package_prefix) where the input is one."""
+    inits = [rel.split("/") for rel in rels if rel.endswith("/__init__.py")]
+    found = {parts[0] for parts in inits if len(parts) == 2}
+    found |= {parts[1] for parts in inits if len(parts) == 3 and parts[0] == "src"}
+    if prefix:
+        found.add(prefix.split(".", 1)[0])
+    return frozenset(found)
 
 
 def module_name(rel: str, prefix: str = "") -> Tuple[str, bool]:
