@@ -241,7 +241,8 @@ def test_rules_list_shows_the_rules_of_a_mode():
     # the patcher sets no environment variable (G2N036/G2N037 are the names before torch 2.8)
     environment = [f"G2N0{n}" for n in range(30, 42) if n not in (36, 37)] + ["G2N380"]
     # HCCL refuses a float64 reduction whatever patches the program (G2N174); torch 2.x's launcher
-    # passes --local-rank whatever patches it (G2N176); a newer torch refuses torch.load's and
+    # passes --local-rank whatever patches it (G2N176); the patcher's ProcessGroupHCCL.Options takes no
+    # argument (G2N388); a newer torch refuses torch.load's and
     # torch.stft's old defaults whatever patches them (G2N183, G2N186); the patcher leaves
     # torch.version.cuda None (G2N187); Adam's default step runs on the NPU whatever patches it (G2N171);
     # host-only APIs are the same under any patcher (G2N170)
@@ -270,7 +271,7 @@ def test_rules_list_shows_the_rules_of_a_mode():
     assert python_ids == sorted(
         environment
         + cuda_only
-        + ["G2N093", "G2N170", "G2N171", "G2N174", "G2N176", "G2N376"]
+        + ["G2N093", "G2N170", "G2N171", "G2N174", "G2N176", "G2N376", "G2N388"]
         + newer_torch
         + older_torch
         + removed

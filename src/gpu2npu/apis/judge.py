@@ -157,7 +157,7 @@ class ApiJudge:
         if _python_attribute(api):
             return None
         if self._rewritten(api):
-            return None
+            return self._keyword_row(site, api)
         decision = self.index.resolve_name(api)
         named = decision is not None and decision.old != api and self._overrides(api)
         if named:  # a status rule for this very name says more than the broad keep of its module
@@ -177,6 +177,17 @@ class ApiJudge:
         answer = self.kb.lookup(api, self.version, rules)
         if answer is not None and answer.status == UNKNOWN and _is_method(api):
             answer = self._inherited(api)
+        if answer is None or not (answer.status in (UNSUPPORTED, UNKNOWN) or _ruled_limit(answer)):
+            return None
+        return self._answer_row(site, api, answer)
+
+    def _keyword_row(self, site: CallSite, api: str) -> Optional[ApiRow]:
+        """A call the migration renames that passes a keyword a status rule names: the rename
+        keeps the keyword, which the new callee may refuse (``ProcessGroupNCCL.Options(
+        is_high_priority_stream=True)`` becomes torch_npu's ``ProcessGroupHCCL.Options(...)``, which
+        takes no argument)."""
+        rules = [rule for rule in _not_chosen(self._overrides(api), site) if rule.with_keywords]
+        answer = self.kb.lookup(api, self.version, rules) if rules else None
         if answer is None or not (answer.status in (UNSUPPORTED, UNKNOWN) or _ruled_limit(answer)):
             return None
         return self._answer_row(site, api, answer)

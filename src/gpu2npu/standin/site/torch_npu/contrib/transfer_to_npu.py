@@ -26,6 +26,7 @@ What is redirected
 * ``torch.distributed``: backend ``nccl`` (also inside ``'cpu:gloo,cuda:nccl'``) becomes ``hccl``
   (gloo underneath) in ``init_process_group`` and ``new_group``, whose ``device_id`` is dropped (the
   collectives run on the CPU); ``is_nccl_available`` is ``is_hccl_available``;
+  ``ProcessGroupNCCL`` is ``ProcessGroupHCCL`` (torch_npu's from its 2.7.1 branch);
   ``DistributedDataParallel(model, device_ids=[i])`` works as for NPUs.
 * ``torch.jit.script`` and ``torch.jit.script_method`` return their argument unchanged (with a
   warning), and triton is reported missing (``torch.utils._triton.has_triton``), as the real
@@ -57,6 +58,7 @@ import torch.profiler
 from torch_npu import _runtime, npu
 from torch_npu import distributed as npu_distributed
 from torch_npu import profiler as npu_profiler
+from torch_npu._C._distributed_c10d import ProcessGroupHCCL
 
 NCCL = "nccl"
 
@@ -156,6 +158,7 @@ def _redirect_distributed() -> None:
         setattr(c10d, name, wrapped)
         setattr(dist, name, wrapped)
     dist.is_nccl_available = c10d.is_nccl_available = npu_distributed.is_hccl_available
+    dist.ProcessGroupNCCL = ProcessGroupHCCL  # as torch_npu's transfer_to_npu does from its 2.7.1 branch
 
 
 # -- torch.jit, triton, profiler -----------------------------------------------------------------
