@@ -270,3 +270,27 @@ def test_a_library_rule_does_not_speak_of_the_project_itself(tmp_path):
     _, reports = migrate(tmp_path, source=source)
     found = [(row[0], row[1], row[3], row[7]) for row in rows(reports / "unsupported_api.csv")[1:]]
     assert found == [("train.py", "2", "composer", "rules:G2N069")]
+
+
+def test_cuda_kernel_dsls_and_flash_attention_3_are_unsupported_at_their_import(tmp_path):
+    """mamba's CuTe and TileLang kernels and fairseq2's FlashAttention-3 had no row."""
+    reports = migrate_file(
+        tmp_path,
+        "kernels.py",
+        "import torch\n"
+        "import cuda.bindings.driver as cuda\n"
+        "import cutlass.cute as cute\n"
+        "from quack.compile_utils import make_fake_tensor\n"
+        "import tilelang\n"
+        "import flash_attn_3_cuda\n"
+        "from flash_attn_interface import flash_attn_func\n",
+    )
+    found = [(row[1], row[3], row[5], row[7]) for row in rows(reports / "unsupported_api.csv")[1:]]
+    assert found == [
+        ("2", "cuda.bindings.driver", "unsupported", "rules:G2N389"),
+        ("3", "cutlass.cute", "unsupported", "rules:G2N389"),
+        ("4", "quack.compile_utils", "unsupported", "rules:G2N390"),
+        ("5", "tilelang", "unsupported", "rules:G2N391"),
+        ("6", "flash_attn_3_cuda", "unsupported", "rules:G2N167"),
+        ("7", "flash_attn_interface", "unsupported", "rules:G2N056"),
+    ]

@@ -847,3 +847,14 @@ def test_a_library_pinned_before_it_knew_the_npu_is_kept_and_reported(tmp_path):
             "project has them",
         ],
     ]
+
+
+def test_cuda_kernel_dsls_are_planned_as_having_no_npu_build(tmp_path):
+    """mamba's pyproject requires TileLang and QuACK, whose kernels compile for NVIDIA GPUs; its
+    plan listed torch, torch_npu, triton and causal-conv1d only."""
+    requirements = "tilelang==0.1.8\nquack-kernels>=0.3.4\nnvidia-cutlass-dsl\n"
+    assert [row[1:] for row in planned(tmp_path, {"requirements.txt": requirements}, "2.8.0")[:3]] == [
+        ["nvidia-cutlass-dsl", "nvidia-cutlass-dsl", "requirements.txt", "3", "no NPU equivalent"],
+        ["quack-kernels", "quack-kernels>=0.3.4", "requirements.txt", "2", "no NPU equivalent"],
+        ["tilelang", "tilelang==0.1.8", "requirements.txt", "1", "no NPU equivalent"],
+    ]
