@@ -24,7 +24,11 @@ from gpu2npu.source.torch_names import DTYPE_NAMES
 
 UNKNOWN = "unknown"
 NOT_INT = frozenset({"str", "device", "tensor", "none", "dtype"})
-TRITON_KERNEL_DECORATORS = frozenset({"triton.jit", "triton.autotune", "triton.heuristics"})
+# functions a kernel compiler traces, where .to(x) casts a value and never moves one: Triton's and
+# the CuTe DSL's (mamba's mamba_ssm/ops/cute/: tXrX.load().to(Float32))
+KERNEL_DECORATORS = frozenset(
+    {"triton.jit", "triton.autotune", "triton.heuristics", "cutlass.cute.jit", "cutlass.cute.kernel"}
+)
 
 # torch functions that return a torch.device (device-agnostic code passes these around).
 DEVICE_FACTORIES = frozenset({"device", "current_accelerator", "get_default_device"})
@@ -439,19 +443,20 @@ class FileFacts:
     def is_int(self, source: str, line: int = 0) -> Optional[bool]:
         """Whether the expression ``source`` at ``line`` is an int: True (always), False (never),
         None (it may be)."""
-        if line and self.in_triton_kernel(line):
-            return False  # a Triton kernel's .to(x) casts to a dtype (tl.float32); it never moves
+        if line and self.in_kernel(line):
+            return False  # a kernel's .to(x) casts to a dtype (tl.float32); it never moves
         kinds = self.kinds_of(source, line)
         if kinds <= NOT_INT:
             return False
         return True if kinds == {"int"} else None
 
-    def in_triton_kernel(self, line: int) -> bool:
-        """Whether ``line`` is inside a function that Triton compiles (``@triton.jit``,
-        ``@triton.autotune``, ``@triton.heuristics``; ColossalAI's kernels)."""
+    def in_kernel(self, line: int) -> bool:
+        """Whether ``line`` is inside a function that a kernel compiler traces (KERNEL_DECORATORS:
+        ``@triton.jit``, ``@triton.autotune``, ``@triton.heuristics``, ColossalAI's kernels;
+        ``@cute.jit``, ``@cute.kernel``)."""
         scope: Optional[ScopeFacts] = self.scope_at(line)
         while scope is not None:
-            if any(self.qualified(name) in TRITON_KERNEL_DECORATORS for name in scope.decorators):
+            if any(self.qualified(name) in KERNEL_DECORATORS for name in scope.decorators):
                 return True
             scope = scope.parent
         return False
