@@ -294,3 +294,20 @@ def test_cuda_kernel_dsls_and_flash_attention_3_are_unsupported_at_their_import(
         ("6", "flash_attn_3_cuda", "unsupported", "rules:G2N167"),
         ("7", "flash_attn_interface", "unsupported", "rules:G2N056"),
     ]
+
+
+def test_memory_snapshot_rendering_runs_on_the_host(tmp_path):
+    """torch.cuda._memory_viz renders a snapshot dict in Python (composer's OOM observer): no
+    "stays on CUDA" row, while a name of that module no rule speaks of keeps it."""
+    reports = migrate_file(
+        tmp_path,
+        "oom.py",
+        "import torch\n"
+        "from torch.cuda import _memory_viz\n"
+        "def plot(snapshot):\n"
+        "    html = torch.cuda._memory_viz.trace_plot(snapshot)\n"
+        "    segments = _memory_viz.segment_plot(snapshot)\n"
+        "    return html, segments, torch.cuda._memory_viz._block_extra(snapshot)\n",
+    )
+    found = [(row[1], row[3], row[7]) for row in rows(reports / "unsupported_api.csv")[1:]]
+    assert found == [("6", "torch.cuda._memory_viz._block_extra", "rules:G2N200")]

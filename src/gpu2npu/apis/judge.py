@@ -164,6 +164,8 @@ class ApiJudge:
             answer = self.kb.lookup(api, self.version, named)
             if answer is not None and answer.status in (UNSUPPORTED, UNKNOWN):
                 return self._answer_row(site, api, answer)
+            if answer is not None and answer.status == SUPPORTED:
+                return None  # it runs on the host as it is (torch.cuda._memory_viz renders a snapshot)
         if decision is not None and (decision.removed_in or decision.old.startswith("torch.cuda")):
             tip = decision.tip or (
                 f"no NPU counterpart for torch {self.version}, so it stays on CUDA: "
