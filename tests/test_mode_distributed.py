@@ -1717,3 +1717,18 @@ def test_a_main_script_of_a_src_layout_package_is_seen_to_distribute_itself(tmp_
         )
     else:
         assert "src/pkg/main.py: distributed (line 2)" in result.stdout
+
+
+def test_a_main_script_relative_to_the_input_is_found_from_a_folder_inside_it(tmp_path):
+    """lerobot, run from inside the input: ``-m src/pkg/train.py`` names no file from the working
+    directory (``<input>/src/src/pkg/...``, also inside the input), so it is read from the input."""
+    source = tmp_path / "proj"
+    write(source / "src" / "pkg" / "train.py", (BEFORE / "train.py").read_text())
+    write(source / "src" / "pkg" / "lib" / "__init__.py", "")
+    shutil.copytree(BEFORE / "lib", source / "src" / "pkg" / "lib", dirs_exist_ok=True)
+    args = ("migrate", "-i", source, "-o", tmp_path / "out", "distributed", "-m", "src/pkg/train.py")
+    result = run_cli(*args, cwd=source / "src")
+    assert result.returncode == 0, result.stderr
+    assert (
+        "DistributedDataParallel" in (tmp_path / "out" / "proj_msft_multi" / "src/pkg/train.py").read_text()
+    )

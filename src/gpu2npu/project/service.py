@@ -483,13 +483,17 @@ def _chosen_entries(options: ProjectOptions, plan: Plan) -> FrozenSet[str]:
 
 
 def _relative_to_input(path: Path, root: Path) -> str:
-    """``path`` as given (from the working directory) or, failing that, from the input root."""
+    """``path`` as given (from the working directory) or, failing that, from the input root: the
+    first of them that exists inside the input (lerobot's ``-m src/lerobot/scripts/train.py``, run
+    from inside the input, names no file from there), else the first inside it."""
+    inside = []
     for candidate in (path, root / path):
         try:
-            return candidate.resolve().relative_to(root.resolve()).as_posix()
+            inside.append((candidate.resolve().relative_to(root.resolve()).as_posix(), candidate.is_file()))
         except (ValueError, OSError):
             continue
-    return ""
+    existing = [rel for rel, exists in inside if exists]
+    return (existing or [rel for rel, _ in inside] or [""])[0]
 
 
 def migrate_files(run: ProjectRun, tree: Optional[AtomicTree]) -> None:
