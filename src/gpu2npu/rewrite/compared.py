@@ -5,13 +5,14 @@
 ``os.getenv('DEVICE') in ('cuda', 'cpu')``: the other side comes from outside the program (a
 loaded checkpoint, a parsed graph, the environment) and still says ``cuda`` after the migration.
 Data is a subscript, a call of one of the rule's ``sources`` or of a function the rules do not
-know, ``str()`` or a text method of data, or a name its function binds to data only. The
-program's own values are names and attributes (``device``, ``args.device``, a parameter), a
-device, type or backend (``x.device.type``, ``get_device()``) and torch's calls: their strings are
-migrated with them. Another framework's device name is data too where a rule says so (Triton's
-``get_current_target().backend`` is ``'cuda'`` only with NVIDIA's driver), as is the result of a
-function of the file that returns data. Read on the stdlib ast before the rewrite pass; the pass
-meets the literals in source order and counts equal ones per line the same way.
+know, ``str()`` or a text method of data, a caught exception, or a name its function binds to data
+only. The program's own values are names and attributes (``device``, ``args.device``, a
+parameter), a device, type or backend (``x.device.type``, ``get_device()``) and torch's calls:
+their strings are migrated with them. Another framework's device name is data too where a rule
+says so (Triton's ``get_current_target().backend`` is ``'cuda'`` only with NVIDIA's driver), as is
+the result of a function of the file that returns data. Read on the stdlib ast before the
+rewrite pass; the pass meets the literals in source order and counts equal ones per line the same
+way.
 """
 
 from __future__ import annotations
@@ -108,6 +109,11 @@ def string_literals(node: ast.AST) -> Iterator[ast.Constant]:
                 yield element
 
 
+# what an ``except ... as e`` binds: an exception, whose text comes from the runtime (composer's
+# ``'cuda' in str(e).lower()``: the NPU's errors name no 'npu' where CUDA's said 'cuda')
+_CAUGHT = ast.Name(id="<caught exception>")
+
+
 class _ReturningData:
     """The module's functions that return data where they return anything but a constant
     (``get_available_device()``: Triton's backend name, or ``'cpu'`` where there is no driver);
@@ -160,6 +166,8 @@ class _DataView:
                 for target in node.targets:
                     if isinstance(target, ast.Name):
                         bindings.setdefault(target.id, []).append(node.value)
+            elif isinstance(node, ast.ExceptHandler) and node.name:
+                bindings.setdefault(node.name, []).append(_CAUGHT)
             elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.withitem, ast.NamedExpr)):
                 target = getattr(node, "target", None) or getattr(node, "optional_vars", None)
                 if isinstance(target, ast.Name):  # bound otherwise too: not only data
@@ -172,6 +180,8 @@ class _DataView:
         name is bound to it (``args = parser.parse_args()``)."""
         if depth > 4:
             return False
+        if node is _CAUGHT:
+            return True
         if isinstance(node, ast.Subscript):
             return not self.only_sources
         if isinstance(node, ast.Name):
