@@ -3,7 +3,8 @@ FSDP's ShardedGradScaler, and ``ssl_meta_arch.py`` builds it as ``from dinov2.fs
 ShardedGradScaler``. A rule on the torch name applies there too (G2N008 passes the NPU device; the
 scaler is CUDA's without it and disables itself on the NPU, so fp16 trains without loss scaling),
 and its API rows (G2N075 before torch 2.4) name those lines. A name the module binds to something
-else as well (``class DataLoader(DataLoader)``) is its own, not torch's."""
+else as well (``class DataLoader(DataLoader)`` with an ``__init__`` of its own) is its own, not
+torch's; one that keeps torch's constructor is built as torch's (tests/test_standin.py)."""
 
 from helpers import python_change_rows, rows, run_cli, write
 
@@ -19,7 +20,8 @@ from torch.utils.data import DataLoader
 
 
 class DataLoader(DataLoader):
-    pass
+    def __init__(self, dataset, **options):
+        super().__init__(dataset, **options)
 """
 TRAIN = """\
 import torch

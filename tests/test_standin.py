@@ -1910,3 +1910,62 @@ def test_a_grad_scaler_imported_from_its_module_gets_the_device(tmp_path, target
     assert f"    scaler = GradScaler(init_scale=2.0**16, device={device})\n" in (out / "train.py").read_text()
     run = run_cli("run", "--", sys.executable, "train.py", cwd=out)
     assert (run.returncode, run.stdout) == (0, "scaler enabled: True\n"), run.stderr
+
+
+SCALER_SUBCLASSES = """\
+import warnings
+
+import torch
+from torch.amp.grad_scaler import GradScaler
+
+
+class _InternalGradScaler(GradScaler):
+    def unscale_(self, optimizer):
+        return super().unscale_(optimizer)
+"""
+SCALER_SUBCLASS_USERS = """\
+import warnings
+
+import torch
+from scalers import _InternalGradScaler
+from scalers import GradScaler
+
+
+class WithOwnInit(GradScaler):
+    def __init__(self, scale):
+        super().__init__(init_scale=scale)
+
+
+def late():
+    return _Late(growth_interval=100)
+
+
+class _Late(GradScaler):
+    pass
+
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")  # composer and fairseq2 silence the "Disabling" warning
+    scalers = [_InternalGradScaler(init_scale=2.0**16), late(), WithOwnInit(2.0)]
+print("enabled:", [scaler.is_enabled() for scaler in scalers])
+"""
+
+
+@pytest.mark.parametrize("target", ["npu", "portable"])
+def test_a_grad_scaler_subclass_that_keeps_its_constructor_gets_the_device(tmp_path, target):
+    """fairseq2's _InternalGradScaler and composer's ClosureGradScaler subclass GradScaler and keep
+    its __init__: their calls are GradScaler's, in the module that defines them (below the call)
+    and in another; a subclass with its own __init__ passes what it chooses and is left alone."""
+    require_torch()
+    write(tmp_path / "src" / "scalers.py", SCALER_SUBCLASSES)
+    write(tmp_path / "src" / "train.py", SCALER_SUBCLASS_USERS)
+    result = run_cli("migrate", "-i", tmp_path / "src", "-o", tmp_path / "out", "--target", target)
+    assert result.returncode == 0, result.stderr
+    out = tmp_path / "out" / "src_msft"
+    device = {"npu": "'npu'", "portable": "DEVICE_TYPE"}[target]
+    text = (out / "train.py").read_text()
+    assert f"_InternalGradScaler(init_scale=2.0**16, device={device})" in text
+    assert f"    return _Late(growth_interval=100, device={device})\n" in text
+    assert "        super().__init__(init_scale=scale)\n" in text
+    run = run_cli("run", "--", sys.executable, "train.py", cwd=out)
+    assert (run.returncode, run.stdout) == (0, "enabled: [True, True, False]\n"), run.stderr

@@ -19,7 +19,7 @@ from gpu2npu.project.cache import CORRUPT
 from gpu2npu.project.plan import COPY, PYTHON, Plan
 from gpu2npu.project.star_imports import star_bindings, star_imports
 from gpu2npu.rewrite.device_selection import MODULE_LEVEL, device_selections, narrows_visible_devices
-from gpu2npu.rewrite.facts import classes_defining
+from gpu2npu.rewrite.facts import classes_defining, constructor_subclasses
 from gpu2npu.rewrite.transformer import ProjectFacts
 from gpu2npu.rules.index import ANY_RECEIVER, REFUSED_ASSIGNMENT, REFUSED_IMPORT, REFUSED_MODULE, RuleIndex
 from gpu2npu.source.modules import (
@@ -253,7 +253,13 @@ def _scanned(
 def _imported_helpers(tree: ast.Module, helpers: List[str]) -> Tuple[Tuple[str, str], ...]:
     """The names ``from library import helper [as name]`` binds at module level (at the top or
     in a top-level ``try``/``if``), with the helper each is; not a name the module binds to
-    something else too (``class DataLoader(DataLoader)``; ``X = X`` re-exports it)."""
+    something else too (``class DataLoader(DataLoader)``; ``X = X`` re-exports it). A subclass
+    that keeps its helper's constructor is the helper too (constructor_subclasses)."""
+    subclasses = constructor_subclasses(tree, {helper: helper for helper in helpers})
+    return _imported_helper_names(tree, helpers) + tuple(subclasses.items())
+
+
+def _imported_helper_names(tree: ast.Module, helpers: List[str]) -> Tuple[Tuple[str, str], ...]:
     rebound = _rebound_at_module_level(tree)
     statements, found = list(tree.body), []
     for statement in statements:

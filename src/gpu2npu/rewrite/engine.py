@@ -22,6 +22,7 @@ from gpu2npu.rewrite.changes import (
 )
 from gpu2npu.rewrite.device_selection import MODULE_LEVEL, narrows_visible_devices, selects_its_device
 from gpu2npu.rewrite.distributed import distribute, wrappers_in_place
+from gpu2npu.rewrite.facts import file_constructor_subclasses, with_names
 from gpu2npu.rewrite.imports import already_imported, insert_at_top, insert_by_text, leading_statements
 from gpu2npu.rewrite.kept import file_kept
 from gpu2npu.rewrite.scaled_batch import scaled_batches
@@ -92,17 +93,25 @@ def _migrate(data: bytes, index, project: ProjectFacts, path: str, text_path: bo
         return SourceResult(skipped=parse_failure(data, exc) + COPIED)
 
 
+def _statement_triggers(data: bytes, index, project: ProjectFacts, tree):
+    """The words a statement must spell for the pass to visit it: the index's, the names of project
+    re-exports, and of this module's classes that keep a helper's constructor."""
+    triggers = project.statement_triggers(data, index.statement_triggers)
+    if not index.reexported_edits:
+        return triggers
+    text = data.decode("utf-8", "replace")
+    return with_names(
+        triggers, file_constructor_subclasses(text, tree, index.reexported_edits, project.reexports)
+    )
+
+
 def _rewrite(
     data: bytes, index, project: ProjectFacts, path: str, tree: Optional[ast.Module], whole: bool = False
 ) -> SourceResult:
     """The libcst pass, over the file's skeleton (gpu2npu.rewrite.skeleton) unless ``whole``; a
     RecursionError of a tree walk is one of PARSE_ERRORS (too deep)."""
     tree = tree if tree is not None else parse_ast(data)
-    skeleton = (
-        None
-        if whole
-        else source_skeleton(data, tree, project.statement_triggers(data, index.statement_triggers))
-    )
+    skeleton = None if whole else source_skeleton(data, tree, _statement_triggers(data, index, project, tree))
     if skeleton is None:
         module = cst.parse_module(data)
     else:

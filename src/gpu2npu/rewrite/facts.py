@@ -10,13 +10,14 @@ are built lazily: only files that reach a device-argument decision pay for them.
 from __future__ import annotations
 
 import ast
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Dict, FrozenSet, List, Optional, Set
+from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Set
 
 from gpu2npu.rewrite.callers import caller_arguments
 from gpu2npu.rewrite.device_selection import narrows_visible_devices
-from gpu2npu.source.imports import imports_table, qualify
+from gpu2npu.source.imports import file_imports, imports_table, qualify
 from gpu2npu.source.modules import is_script
 from gpu2npu.source.names import dotted
 from gpu2npu.source.parse import module_nodes
@@ -77,6 +78,54 @@ def classes_defining(tree: ast.AST, method: str, known: Set[str] = frozenset()) 
                 found.add(name)
                 grew = True
     return found - set(known) if known else found
+
+
+def constructor_subclasses(tree: ast.AST, helpers: Mapping[str, str]) -> Dict[str, str]:
+    """Module-level classes with one base, one of ``helpers`` (qualified name -> the helper it
+    is), and no ``__init__`` or ``__new__`` of their own, with the helper each builds as: calling
+    one is a call of the helper's constructor, which the helper's keyword edits fit (composer's
+    ``ClosureGradScaler(GradScaler)``: ``ClosureGradScaler()`` turns itself off on the NPU
+    without device='npu')."""
+    imports = file_imports(tree)
+    found = {}
+    for node in getattr(tree, "body", []):
+        if not isinstance(node, ast.ClassDef) or len(node.bases) != 1 or node.keywords:
+            continue
+        base = qualify(dotted(node.bases[0]) or "", imports)
+        methods = {
+            item.name for item in node.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
+        }
+        if base in helpers and not methods & {"__init__", "__new__"}:
+            found[node.name] = helpers[base]
+    return found
+
+
+def file_constructor_subclasses(
+    source: str, tree: Optional[ast.AST], edits: Mapping[str, object], reexports: Mapping[str, str]
+) -> Dict[str, str]:
+    """constructor_subclasses of a module for helpers with keyword ``edits`` (a library's, or one
+    a project module re-exports: ``reexports``), read only where a module-level class statement
+    names one as its base; ``tree`` None: parsed here."""
+    if not edits:
+        return {}
+    helpers = {**{helper: helper for helper in edits}, **reexports}
+    words = "|".join(sorted({re.escape(helper.rsplit(".", 1)[-1]) for helper in helpers}))
+    if re.search(r"(?m)^class[ \t]+\w+[ \t]*\([ \t]*[\w.]*\b(?:%s)[ \t]*\)" % words, source) is None:
+        return {}
+    if tree is None:
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError):
+            return {}
+    return constructor_subclasses(tree, helpers)
+
+
+def with_names(triggers: Optional["re.Pattern[str]"], names: Iterable[str]) -> Optional["re.Pattern[str]"]:
+    """Trigger words (None: every statement is visited) with ``names`` as words too."""
+    names = sorted(names)
+    if triggers is None or not names:
+        return triggers
+    return re.compile(r"%s|\b(?:%s)\b" % (triggers.pattern, "|".join(map(re.escape, names))))
 
 
 @dataclass

@@ -20,7 +20,7 @@ from gpu2npu.rewrite import bindings
 from gpu2npu.rewrite import references as refs
 from gpu2npu.rewrite.changes import DELETE, INSERT, MODIFY, STRING, Change, Kept
 from gpu2npu.rewrite.device_selection import rank_alternatives
-from gpu2npu.rewrite.facts import FileFacts
+from gpu2npu.rewrite.facts import FileFacts, file_constructor_subclasses, with_names
 from gpu2npu.rewrite.imports import (
     already_imported,
     first_module_level_import,
@@ -268,6 +268,10 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         self._bound: Dict[str, str] = {}  # names of BindNamesRule this module uses -> as spelled here
         self._binding_lines = bindings.binding_lines(index.bindings, self.source)  # written by gpu2npu
         self._skeleton = skeleton
+        # this module's classes that keep a helper's constructor -> the helper (facts.py)
+        self._subclasses = file_constructor_subclasses(
+            self.source, tree, index.reexported_edits, self.project.reexports
+        )
         self._skipper = statement_skipper(self.source, tree, self._triggers()) if not skeleton else None
         self._skipped: Optional[cst.CSTNode] = None  # the statement left unvisited
         self._droppable: List[Droppable] = []  # imports to take out if the rewrite leaves them unused
@@ -363,10 +367,12 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         self.changes.append(Change(start, end, operation, message, rule_id, resolves=resolves))
 
     def _triggers(self):
+        """The index's trigger words, with the names of project modules' re-exports and of this
+        module's constructor subclasses (their calls take the helper's edits)."""
         triggers = self.index.statement_triggers
-        if not self.project.reexports:
-            return triggers
-        return self.project.statement_triggers(self.source.encode("utf-8", "surrogatepass"), triggers)
+        if self.project.reexports:
+            triggers = self.project.statement_triggers(self.source.encode("utf-8", "surrogatepass"), triggers)
+        return with_names(triggers, self._subclasses)
 
     def _note_npu_use(self, line: int) -> None:
         """A rewrite wrote an NPU name (``.npu()``, ``'npu'``): where the module runs it before the
@@ -1021,6 +1027,8 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         qualified = self.qualified_name(func)
         if qualified is not None:
             edits += self.index.calls.get(qualified, []) or self._reexported_edits(qualified)
+        else:
+            edits += self._subclass_edits(func)
         if method is not None:
             edits += self.index.calls.get("." + method, [])
         self.original_call = original_node
@@ -1037,6 +1045,13 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         if helper is None:
             return []
         return self.index.reexported_edits.get(helper, [])
+
+    def _subclass_edits(self, func: cst.BaseExpression) -> list:
+        """The keyword edits of the helper that a class of this module builds as, where it keeps
+        the helper's constructor (fairseq2's ``_InternalGradScaler(...)``, defined below its
+        use); other modules' calls of it come through the re-exports."""
+        helper = self._subclasses.get(func.value, "") if isinstance(func, cst.Name) else ""
+        return self.index.reexported_edits.get(helper, []) if helper else []
 
     def _call_of_bound_move(self, name: str, updated_node: cst.Call) -> cst.Call:
         """``empty_cache()`` imported from torch.cuda -> ``DEVICE_MODULE.empty_cache()``."""
