@@ -1,16 +1,19 @@
 """torch APIs a module of the project re-exports: dinov2's ``dinov2/fsdp/__init__.py`` imports
 FSDP's ShardedGradScaler, and ``ssl_meta_arch.py`` builds it as ``from dinov2.fsdp import
-ShardedGradScaler``. A rule on the torch name applies there too (G2N008 passes the NPU device; the
-scaler is CUDA's without it and disables itself on the NPU, so fp16 trains without loss scaling),
-and its API rows (G2N075 before torch 2.4) name those lines. A name the module binds to something
-else as well (``class DataLoader(DataLoader)`` with an ``__init__`` of its own) is its own, not
-torch's; one that keeps torch's constructor is built as torch's (tests/test_standin.py)."""
+ShardedGradScaler``. A rule on the torch name applies there too (G2N386 passes the NPU device to a
+GradScaler imported from torch.amp.grad_scaler: without it the scaler is CUDA's and disables
+itself on the NPU, so fp16 trains without loss scaling; FSDP's own scaler needs nothing, torch_npu
+replaces it), and its API rows name those lines. A name the module binds to something else as
+well (``class DataLoader(DataLoader)`` with an ``__init__`` of its own) is its own, not torch's;
+one that keeps torch's constructor is built as torch's (tests/test_standin.py)."""
 
 from helpers import python_change_rows, rows, run_cli, write
 
 FSDP = """\
 from torch.distributed.fsdp.sharded_grad_scaler import ShardedGradScaler
+from torch.amp.grad_scaler import GradScaler
 from torch.amp import GradScaler as Scaler
+from torch.jit import script_method
 from torch.utils.data import DataLoader
 
 ShardedGradScaler = ShardedGradScaler
@@ -26,14 +29,15 @@ class DataLoader(DataLoader):
 TRAIN = """\
 import torch
 import pkg.fsdp
-from pkg.fsdp import ShardedGradScaler, Scaler as S, DataLoader
+from pkg.fsdp import ShardedGradScaler, Scaler as S, DataLoader, script_method
 from pkg.loaders import DataLoader as OwnLoader
 
 scaler = ShardedGradScaler()
-other = pkg.fsdp.ShardedGradScaler(init_scale=512.0)
+other = pkg.fsdp.GradScaler(init_scale=512.0)
 amp = S(enabled=True)
 loader = DataLoader([1, 2], batch_size=1, shuffle=True)
 own = OwnLoader([1, 2], batch_size=1, shuffle=True)
+step = script_method(print)
 """
 
 
@@ -52,30 +56,29 @@ def test_a_re_exported_grad_scaler_gets_the_npu_device(tmp_path):
     out = migrated(tmp_path, "-v", "2.8.0")
     assert (out / "train.py").read_text() == TRAIN.replace(
         "import torch\n", "import torch\nimport torch_npu\n"
-    ).replace("ShardedGradScaler()", "ShardedGradScaler(device='npu')").replace(
-        "(init_scale=512.0)", "(init_scale=512.0, device='npu')"
-    ).replace("S(enabled=True)", "S(enabled=True, device='npu')")
+    ).replace("(init_scale=512.0)", "(init_scale=512.0, device='npu')").replace(
+        "S(enabled=True)", "S(enabled=True, device='npu')"
+    )
     changed = [
         row[1:]
         for row in python_change_rows(out / "transplant_result_file" / "change_list.csv")
         if row[0] == "train.py"
     ]
-    sharded = "pass device='npu' to torch.distributed.fsdp.sharded_grad_scaler.ShardedGradScaler"
     assert changed == [
         ["1", "1", "INSERT", "insert import torch_npu", "G2N001"],
-        ["6", "6", "MODIFY", sharded, "G2N008"],
-        ["7", "7", "MODIFY", sharded, "G2N008"],
+        ["7", "7", "MODIFY", "pass device='npu' to torch.amp.grad_scaler.GradScaler", "G2N386"],
         ["8", "8", "MODIFY", "pass device='npu' to torch.amp.GradScaler", "G2N007"],
     ]
 
 
 def test_a_re_exported_api_gets_its_rows(tmp_path):
-    """Before torch 2.4 no device makes FSDP's scaler work on the NPU: G2N075 names both calls."""
+    """Re-exported names keep their rows at the project's calls: torch 2.1 has no
+    torch.amp.GradScaler (G2N372), and TorchScript's script_method is a limit (G2N071)."""
     out = migrated(tmp_path, "-v", "2.1.0")
     table = rows(out / "transplant_result_file" / "unsupported_api.csv")
-    assert [(row[0], row[1], row[3]) for row in table[1:] if "ShardedGradScaler" in row[3]] == [
-        ("train.py", "6", "torch.distributed.fsdp.sharded_grad_scaler.ShardedGradScaler"),
-        ("train.py", "7", "torch.distributed.fsdp.sharded_grad_scaler.ShardedGradScaler"),
+    assert [(row[0], row[1], row[3], row[7]) for row in table[1:] if row[0] == "train.py"] == [
+        ("train.py", "8", "torch.amp.GradScaler", "rules:G2N372"),
+        ("train.py", "11", "torch.jit.script_method", "rules:G2N071"),
     ]
 
 

@@ -1551,9 +1551,11 @@ for scaler in (torch.amp.GradScaler(init_scale=1024.0), ShardedGradScaler(init_s
 
 
 def test_a_grad_scaler_built_without_a_device_scales_on_the_npu(tmp_path):
-    """torch.amp.GradScaler() and FSDP's ShardedGradScaler() are CUDA's: on an NPU machine they
-    disable themselves and fp16 trains without loss scaling. The copy passes device='npu', and
-    under the stand-in both scale; the same code without the device is disabled there."""
+    """torch.amp.GradScaler() is CUDA's: on an NPU machine it disables itself and fp16 trains
+    without loss scaling. The copy passes device='npu', and under the stand-in it scales; without
+    the device it is disabled there. FSDP's ShardedGradScaler() is left as it is: torch_npu puts
+    its own in place of torch's, which takes no device (verl's ShardedGradScaler(device='npu')
+    raised TypeError)."""
     require_torch()
     (tmp_path / "proj").mkdir()
     (tmp_path / "proj" / "main.py").write_text(SCALER_PROGRAM)
@@ -1562,14 +1564,17 @@ def test_a_grad_scaler_built_without_a_device_scales_on_the_npu(tmp_path):
     copy = tmp_path / "out" / "proj_msft" / "main.py"
     source = copy.read_text()
     assert "(torch.amp.GradScaler(init_scale=1024.0, device='npu'), " in source
-    assert " ShardedGradScaler(init_scale=512.0, device='npu')):" in source
+    assert " ShardedGradScaler(init_scale=512.0)):" in source
     standin = gpu2npu_command() + ["run", "--"]
     scaled = run_program([*standin, sys.executable, str(copy), str(tmp_path / "store")], env=plain_env())
     assert scaled.returncode == 0, scaled.stderr
     assert scaled.stdout == "GradScaler True 1024.0\nShardedGradScaler True 512.0\n"
     copy.write_text(source.replace(", device='npu')", ")"))
     disabled = run_program([*standin, sys.executable, str(copy), str(tmp_path / "store2")], env=plain_env())
-    assert disabled.stdout == "GradScaler False 1.0\nShardedGradScaler False 1.0\n", disabled.stderr
+    assert disabled.stdout == "GradScaler False 1.0\nShardedGradScaler True 512.0\n", disabled.stderr
+    copy.write_text(source.replace("(init_scale=512.0)", "(init_scale=512.0, device='npu')"))
+    refused = run_program([*standin, sys.executable, str(copy), str(tmp_path / "store3")], env=plain_env())
+    assert "got an unexpected keyword argument 'device'" in refused.stderr, refused.stderr
 
 
 ATTEND_PROGRAM = """import torch

@@ -421,7 +421,7 @@ class RuleIndex:
 
     def followed_reexports(self) -> Set[str]:
         """The APIs whose re-exports by project modules the scan follows: those with call edits
-        or a status of their own (G2N075's ShardedGradScaler before torch 2.4)."""
+        or a status of their own (whose rows then name the project's calls of them too)."""
         return set(self.reexported_edits) | {api for api in self.status_overrides if ANY_RECEIVER not in api}
 
     def reference_apis(self) -> Set[str]:

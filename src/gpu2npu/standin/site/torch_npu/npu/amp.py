@@ -4,7 +4,8 @@
 tensors live on the CPU, which the NPU autocast does not touch, so everything stays in the dtype
 the program made it (float32): losses remain comparable with a CPU run. ``GradScaler`` is torch's
 own scaler on the CPU (scaling by a power of two leaves the gradients bit for bit unchanged once
-unscaled), plus torch_npu's ``dynamic=False`` (a static loss scale).
+unscaled), plus torch_npu's ``dynamic=False`` (a static loss scale). FSDP's ``ShardedGradScaler``
+is replaced by the NPU's, which takes no ``device``, as torch_npu does.
 """
 
 from __future__ import annotations
@@ -81,5 +82,38 @@ def _npu_device_type_means_cpu(original_init):
     return init
 
 
+def _sharded_grad_scaler():
+    """torch_npu's own FSDP ShardedGradScaler, which it puts in place of torch's on import (up
+    to its 2.8 line): the NPU's, with no ``device`` parameter."""
+    from torch.distributed.fsdp.sharded_grad_scaler import ShardedGradScaler
+
+    class _ShardedGradScaler(ShardedGradScaler):
+        def __init__(
+            self,
+            init_scale=2.0**16,
+            backoff_factor=0.5,
+            growth_factor=2.0,
+            growth_interval=2000,
+            enabled=True,
+            process_group=torch.distributed.group.WORLD,
+        ):
+            super().__init__(
+                "cpu",
+                init_scale=init_scale,
+                backoff_factor=backoff_factor,
+                growth_factor=growth_factor,
+                growth_interval=growth_interval,
+                enabled=enabled,
+                process_group=process_group,
+            )
+
+    _ShardedGradScaler.__name__ = _ShardedGradScaler.__qualname__ = "ShardedGradScaler"
+    return _ShardedGradScaler
+
+
 def install() -> None:
     torch.amp.GradScaler.__init__ = _npu_device_type_means_cpu(torch.amp.GradScaler.__init__)
+    if torch.distributed.is_available():
+        import torch.distributed.fsdp.sharded_grad_scaler as sharded
+
+        sharded.ShardedGradScaler = _sharded_grad_scaler()
