@@ -148,6 +148,8 @@ def migrated(name: str, text: str, **options) -> str:
         ("a.toml", '"é" = "ü"\ndevice = "cuda"\n', '"é" = "ü"\ndevice = "npu"\n'),
         ("a.toml", 'trainer = {dist = {backend = "nccl"}}\n', 'trainer = {dist = {backend = "hccl"}}\n'),
         ("a.toml", '[env]\nCUDA_VISIBLE_DEVICES = "0"\n', '[env]\nCUDA_VISIBLE_DEVICES = "0"\n'),
+        # OLMo's train.py compares model.init_device with 'cuda', which the code migration renames
+        ("a.yaml", "model:\n  init_device: cuda\n", "model:\n  init_device: npu\n"),
     ],
 )
 def test_exact_results(name, text, expected):
