@@ -311,3 +311,24 @@ def test_memory_snapshot_rendering_runs_on_the_host(tmp_path):
     )
     found = [(row[1], row[3], row[7]) for row in rows(reports / "unsupported_api.csv")[1:]]
     assert found == [("6", "torch.cuda._memory_viz._block_extra", "rules:G2N200")]
+
+
+def test_host_switches_are_no_blocking_error_and_tensorrt_llm_is(tmp_path):
+    """OLMo's SDPA switches and torch.compiler.reset() failed `check` as unsupported (the Ascend
+    lists' word): they run on the host, the switches with no effect on the NPU's kernels (a
+    limit); verl's TensorRT-LLM rollout had no row."""
+    reports = migrate_file(
+        tmp_path,
+        "model.py",
+        "import torch\n"
+        "torch.backends.cuda.enable_flash_sdp(True)\n"
+        "torch.backends.cuda.enable_mem_efficient_sdp(False)\n"
+        "torch.compiler.reset()\n"
+        "from tensorrt_llm import AsyncLLM\n",
+    )
+    found = [(row[1], row[3], row[5], row[7]) for row in rows(reports / "unsupported_api.csv")[1:]]
+    assert found == [
+        ("2", "torch.backends.cuda.enable_flash_sdp", "supported_with_limits", "rules:G2N600"),
+        ("3", "torch.backends.cuda.enable_mem_efficient_sdp", "supported_with_limits", "rules:G2N600"),
+        ("5", "tensorrt_llm", "unsupported", "rules:G2N086"),
+    ]
