@@ -97,15 +97,9 @@ def _sharded_grad_scaler():
             enabled=True,
             process_group=torch.distributed.group.WORLD,
         ):
-            super().__init__(
-                "cpu",
-                init_scale=init_scale,
-                backoff_factor=backoff_factor,
-                growth_factor=growth_factor,
-                growth_interval=growth_interval,
-                enabled=enabled,
-                process_group=process_group,
-            )
+            # torch's parameters, in its order, after the device (the NPU's: on the CPU here)
+            options = (init_scale, backoff_factor, growth_factor, growth_interval, enabled, process_group)
+            super().__init__("cpu", *options)
 
     _ShardedGradScaler.__name__ = _ShardedGradScaler.__qualname__ = "ShardedGradScaler"
     return _ShardedGradScaler
