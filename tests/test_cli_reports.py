@@ -332,3 +332,25 @@ def test_host_switches_are_no_blocking_error_and_tensorrt_llm_is(tmp_path):
         ("3", "torch.backends.cuda.enable_mem_efficient_sdp", "supported_with_limits", "rules:G2N600"),
         ("5", "tensorrt_llm", "unsupported", "rules:G2N086"),
     ]
+
+
+def test_apex_built_cuda_extensions_are_unsupported_at_their_import(tmp_path):
+    """Megatron-LM imports the kernels NVIDIA apex builds, inside functions and in a try: they
+    had no row, and `check` passed them at 100 % readiness."""
+    reports = migrate_file(
+        tmp_path,
+        "fused.py",
+        "import torch\n"
+        "try:\n"
+        "    import fused_weight_gradient_mlp_cuda\n"
+        "except ImportError:\n"
+        "    fused_weight_gradient_mlp_cuda = None\n"
+        "def softmax(x, mask, scale):\n"
+        "    import scaled_masked_softmax_cuda\n"
+        "    return scaled_masked_softmax_cuda.forward(x, mask, scale)\n",
+    )
+    found = [(row[1], row[3], row[5], row[7]) for row in rows(reports / "unsupported_api.csv")[1:]]
+    assert found == [
+        ("3", "fused_weight_gradient_mlp_cuda", "supported_with_limits", "rules:G2N603"),
+        ("7", "scaled_masked_softmax_cuda", "unsupported", "rules:G2N603"),
+    ]

@@ -294,6 +294,10 @@ def test_a_value_not_written_as_it_reads_is_reported_not_edited(name, data, line
         ("optimizer._component_", "torch.optim.AdamW", False, []),
         ("use_liger_kernel", "true", False, ["G2N869"]),  # open-r1's recipes
         ("use_liger_kernel", "false", False, []),
+        ("optimizer._target_", "apex.optimizers.FusedAdam", False, ["G2N602"]),  # flash-attention training
+        ("loss._target_", "flash_attn.losses.cross_entropy.CrossEntropyLoss", False, ["G2N602"]),
+        ("optimizer._target_", "apex.optimizers.NpuFusedAdam", False, []),  # Ascend apex's
+        ("model._target_", "flash_attention_model.Net", False, []),
     ],
 )
 def test_report_rules_match(key, text, is_list, expected):

@@ -275,7 +275,7 @@ def test_rules_list_shows_the_rules_of_a_mode():
         environment
         + cuda_only
         + ["G2N093", "G2N170", "G2N171", "G2N174", "G2N176", "G2N376", "G2N388", "G2N392"]
-        + ["G2N600", "G2N601"]
+        + ["G2N600", "G2N601", "G2N602", "G2N603"]
         + newer_torch
         + older_torch
         + removed
