@@ -26,6 +26,7 @@ import yaml
 
 from gpu2npu.apis.callsites import CallSite
 from gpu2npu.errors import RuleFileError
+from gpu2npu.source.torch_names import DTYPE_NAMES
 
 ADVICE_FILE = Path(__file__).resolve().parent / "advice.yaml"
 # libyaml's loader when PyYAML was built with it, else pure Python (same choice as the rule loader).
@@ -216,11 +217,6 @@ def _same_value(text: str, wanted: str) -> bool:
 
 # -- conditions (only_if) ---------------------------------------------------------------------
 
-_DTYPE_NAMES = frozenset(
-    "float16 float32 float64 bfloat16 half float double complex32 complex64 complex128 cfloat cdouble chalf "
-    "uint8 uint16 uint32 uint64 int8 int16 int32 int64 short int long bool "
-    "qint8 quint8 qint32 quint4x2 float8_e4m3fn float8_e5m2 float8_e4m3fnuz float8_e5m2fnuz".split()
-)
 _DOTTED_NAME = re.compile(r"[A-Za-z_][\w.]*")
 # 'cpu', "cpu:0", torch.device('cpu'): a copy to the host, where non_blocking=True is unsafe.
 _HOST_DEVICE = re.compile(r"""(?:[\w.]+\(\s*)?(['"])cpu(?::\d+)?\1\s*\)?""")
@@ -230,7 +226,7 @@ def _looks_like_dtype(text: str) -> bool:
     """torch.float16, th.half, float, x.dtype, torch.get_default_dtype(): a cast, not a move."""
     if re.sub(r"\(\s*\)$", "", text).endswith("dtype"):
         return True
-    return bool(_DOTTED_NAME.fullmatch(text)) and text.rsplit(".", 1)[-1] in _DTYPE_NAMES
+    return bool(_DOTTED_NAME.fullmatch(text)) and text.rsplit(".", 1)[-1] in DTYPE_NAMES
 
 
 def copies_to_device(call: CallSite) -> bool:

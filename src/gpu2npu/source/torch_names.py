@@ -3,9 +3,11 @@
 import re
 
 DTYPE_NAMES = frozenset(
-    "float float16 float32 float64 half double bfloat16 int int8 int16 int32 int64 uint8 long short "
-    "bool complex64 complex128 cfloat cdouble qint8 quint8 qint32 chalf float8_e4m3fn float8_e5m2".split()
-)
+    "float16 float32 float64 bfloat16 half float double complex32 complex64 complex128 cfloat cdouble chalf "
+    "uint8 uint16 uint32 uint64 int8 int16 int32 int64 short int long bool "
+    "qint8 quint8 qint32 quint4x2 quint2x4 float8_e4m3fn float8_e5m2 float8_e4m3fnuz float8_e5m2fnuz "
+    "float8_e8m0fnu".split()
+)  # torch's dtype names (torch.<name>): a .to(<name>) casts, it never moves
 
 
 def names_several_cards(source: str, device_types=("cuda", "npu")) -> bool:
