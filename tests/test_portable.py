@@ -824,3 +824,33 @@ def test_a_dict_key_naming_the_variable_it_maps_is_no_device(target, tmp_path):
         env=plain_env(),
     )
     assert (run.returncode, run.stdout) == (0, "{'enabled': True, 'cpu': True, 'cuda': False}\n"), run.stderr
+
+
+MATCH_ON_DEVICE = """\
+import torch
+
+
+def props(device_type):
+    match device_type:
+        case "cuda":
+            return torch.cuda.get_device_properties(0).multi_processor_count
+        case "xpu":
+            return 1
+        case _:
+            return 0
+"""
+
+
+@pytest.mark.parametrize("target,pattern", [("portable", 'case "cuda":'), ("npu", 'case "npu":')])
+def test_a_case_pattern_keeps_a_literal(tmp_path, target, pattern):
+    """Megatron-LM's batch_invariant_kernels.py: portable wrote ``case DEVICE_TYPE:``, a capture
+    pattern Python refuses before other cases (the file was copied with an internal error, exit 1)."""
+    write(tmp_path / "proj" / "kernels.py", MATCH_ON_DEVICE)
+    args = ("migrate", "-i", tmp_path / "proj", "-o", tmp_path / "out", "--no-cache", "--target", target)
+    result = run_cli(*args)
+    assert result.returncode == 0, result.stderr
+    out = tmp_path / "out" / "proj_msft"
+    assert f"        {pattern}\n" in (out / "kernels.py").read_text()
+    table = rows(out / "transplant_result_file" / "unsupported_api.csv")
+    kept = [(row[1], row[3], row[5]) for row in table[1:] if row[3] == "'cuda'"]
+    assert kept == ([("6", "'cuda'", "supported_with_limits")] if target == "portable" else [])

@@ -30,7 +30,7 @@ from gpu2npu.rewrite.imports import (
     imports_module,
 )
 from gpu2npu.rewrite.skipping import statement_skipper
-from gpu2npu.rewrite.string_names import named_formatted_string, named_simple_string
+from gpu2npu.rewrite.string_names import named_formatted_string, named_simple_string, names_literal
 from gpu2npu.rewrite.strings import rewrite_formatted_string, rewrite_simple_string
 from gpu2npu.rewrite.unused_imports import Droppable, alias_key, names_read, package, without_imports
 from gpu2npu.rules.index import ANY_RECEIVER
@@ -43,6 +43,10 @@ from gpu2npu.source.torch_names import names_several_cards
 
 NPU_NAMES = re.compile(r"npu|hccl")  # in a rewritten string: it needs torch_npu loaded
 STRING_NODES = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
+PATTERN_TIP = (
+    "kept: a case pattern must be a literal (a name there captures every value); where this arm must take "
+    "the accelerator too, add a guarded case: case _ if value == DEVICE_TYPE (DEVICE_TYPE bound by gpu2npu)"
+)
 COLLECTIONS = (cst.List, cst.Tuple, cst.Set)
 PREFIX_METHODS = frozenset({"startswith", "endswith"})
 STATEMENTS = (cst.SimpleStatementLine, cst.BaseCompoundStatement)
@@ -220,6 +224,7 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         # keys that name the variable they map (torchtune's DictConfig({"cpu": cpu, "cuda": cuda})):
         # a record of options, no device
         self._option_keys: Set[int] = set()
+        self._pattern_literals: Set[int] = set()  # literals of match-case patterns: no name may go there
         self._compared_literals: Dict[int, Set[str]] = {}  # compared literal -> the calls it is compared with
         self._compared_names: Set[int] = set()  # the dotted names compared (NameRenameRule compared_name)
         self._searched_literals: Set[int] = set()  # literals searched for: the left of ``in``
@@ -1123,6 +1128,13 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
             if isinstance(searched, cst.SimpleString) and isinstance(target.operator, (cst.In, cst.NotIn)):
                 self._searched_literals.add(id(searched))
 
+    def visit_MatchValue(self, node: cst.MatchValue) -> None:
+        """``case "cuda":``: a bare name in a pattern captures every value (Python refuses one
+        before other cases), so the literal cannot become a bound name (Megatron-LM's
+        batch_invariant_kernels.py in the portable tree)."""
+        if isinstance(node.value, STRING_NODES):
+            self._pattern_literals.add(id(node.value))
+
     def visit_Dict(self, node: cst.Dict) -> None:
         """Note the literal keys of a table: a lookup compares them, so a device's key names the
         accelerator as a compared string does (portable: {'cpu': a, 'cuda': b} must not get two
@@ -1159,6 +1171,8 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
             or id(original_node) in self._option_keys
         ):
             return updated_node
+        if id(original_node) in self._pattern_literals:
+            return self._pattern_literal(updated_node, start, end)
         if self.index.string_names and start not in self._binding_lines:
             compared = self._compared(original_node)
             named = named_simple_string(original_node, self.index.string_names, compared, self.bound_name)
@@ -1172,6 +1186,18 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         result = rewrite_simple_string(updated_node, self.index.strings)
         allowed = self._where_allowed(result, original_node, start, end)
         return self._apply_string(updated_node, allowed, start, end)
+
+    def _pattern_literal(self, node: cst.SimpleString, start: int, end: int):
+        """A literal of a case pattern: rewritten as a literal ('npu'), or kept and reported where
+        the rules would bind a name or build an f-string there."""
+        result = rewrite_simple_string(node, self.index.strings)
+        if result is not None:
+            return self._apply_string(node, self._where_allowed(result, node, start, end), start, end)
+        value = str(node.evaluated_value)
+        if self.index.string_names and names_literal(self.index.string_names, value):
+            rule_id = self.index.string_names[value.partition(":")[0]].rule_id
+            self.kept_here.append(Kept(start, STRING + value, end, repr(value), rule_id, True, PATTERN_TIP))
+        return node
 
     def _device_id_string(self, node: cst.SimpleString, start: int, end: int):
         """``'cuda:0'`` -> ``f'npu:{DEVICE_ID}'`` (DeviceIdStringRule), or None."""
