@@ -51,7 +51,8 @@ FLOAT64_TIP = (
 )
 STRING_TIP = (
     "kept: compared with data from outside the program (a loaded checkpoint or config, a parsed graph, "
-    "the environment), which still says 'cuda' after the migration; if data written on the NPU must "
+    "the environment, an exception's message), which still says 'cuda' after the migration; if data "
+    "written on the NPU must "
     "match too, compare with both ('cuda', 'npu')"
 )
 LOAD_TIP = (
