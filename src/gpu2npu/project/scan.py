@@ -42,7 +42,7 @@ class ProjectScan:
     ops: List[CudaOp]
     extensions: List[Extension]
     corrupt: int = 0  # cache entries of the scan that could not be read
-    own_packages: FrozenSet[str] = frozenset()  # the top-level packages the project's files make
+    own_packages: FrozenSet[str] = frozenset()  # top-level packages of the input (modules.own_packages)
 
 
 @dataclass(frozen=True)
