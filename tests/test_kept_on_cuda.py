@@ -1733,3 +1733,55 @@ def test_cuda_only_code_on_the_side_the_npu_takes_anyway_keeps_no_test(tmp_path)
     require_torch()
     run = run_cli("run", "--", sys.executable, "prof.py", cwd=out)
     assert (run.returncode, run.stdout) == (0, "['CPU', 'NPU']\n"), run.stderr
+
+
+PEER_FLAGS = """\
+import torch
+
+
+def is_torch_npu_available():
+    try:
+        import torch_npu  # noqa: F401
+    except ImportError:
+        return False
+    return torch.npu.is_available()
+
+
+is_cuda_available = torch.cuda.is_available()
+is_npu_available = is_torch_npu_available()
+
+
+def get_resource_name():
+    return "GPU" if is_cuda_available else "NPU"
+
+
+def get_device_name() -> str:
+    if is_cuda_available:
+        device = "cuda"
+    elif is_npu_available:
+        device = "npu"
+    else:
+        device = "cpu"
+    return device
+
+
+print(get_resource_name(), get_device_name(), torch.zeros(1).to(get_device_name()).sum().item())
+"""
+
+
+def test_a_cuda_flag_beside_the_projects_own_npu_flag_stays_a_cuda_flag(tmp_path):
+    """verl's ``utils/device.py``: ``is_cuda_available = torch.cuda.is_available()`` beside its own
+    ``is_npu_available``. Flipped to ``torch.npu.is_available()``, the flag said CUDA on the NPU, so
+    Ray was asked for "GPU" and the kept torch.cuda calls behind the flag ran. Kept, with the device
+    string its branch gives (and no int-device wrapper on a function annotated ``-> str``), the file
+    stays as it is and picks the NPU under the stand-in."""
+    write(tmp_path / "proj" / "device.py", PEER_FLAGS)
+    result = run_cli("migrate", "-i", tmp_path / "proj", "-o", tmp_path / "out")
+    assert result.returncode == 0, result.stderr
+    out = tmp_path / "out" / "proj_msft"
+    assert (out / "device.py").read_text() == PEER_FLAGS
+    kept = [row[:2] + [row[-1]] for row in rows(out / "transplant_result_file" / "unsupported_api.csv")[1:]]
+    assert kept == [["device.py", "12", "rules:G2N090"], ["device.py", "22", "rules:G2N090"]]
+    require_torch()
+    run = run_cli("run", "--", sys.executable, "device.py", cwd=out)
+    assert (run.returncode, run.stdout) == (0, "NPU npu 0.0\n"), run.stderr

@@ -165,6 +165,7 @@ class FileFacts:
         self._loop_variables: Optional[Set[str]] = None
         self._narrows: Optional[bool] = None
         self._function_scopes: Dict[int, ScopeFacts] = {}  # id(module-level def) -> its scope
+        self.returns: Dict[str, str] = {}  # module-level function -> the kind its annotation returns
         self.tree: Optional[ast.AST] = tree
         if tree is None:
             try:
@@ -267,6 +268,7 @@ class FileFacts:
         self.scopes.append(inner)
         if outer is self.module:
             self._function_scopes[id(definition)] = inner
+            self._note_returns(definition)
         if not isinstance(definition, ast.ClassDef):
             self._bind_parameters(definition.args, inner)
         body = definition.body if isinstance(definition.body, list) else [definition.body]
@@ -278,6 +280,14 @@ class FileFacts:
                     _note_straight(statement, inner)
                 self._read(statement, inner)
                 self._scan(statement, inner)
+
+    def _note_returns(self, definition: ast.AST) -> None:
+        """What a module-level function's annotation says it returns (``def name() -> str``);
+        unknown where the module defines the name twice or leaves it unannotated."""
+        if isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            kind = _annotation_kind(definition.returns) if definition.returns is not None else UNKNOWN
+            seen = self.returns.get(definition.name, kind)
+            self.returns[definition.name] = kind if seen == kind else UNKNOWN
 
     def _bind_parameters_from_callers(self) -> None:
         """A script's own calls tell what its functions' unannotated parameters hold."""
@@ -410,6 +420,8 @@ class FileFacts:
             )
         if isinstance(node, ast.Call):
             callee = dotted(node.func) or ""
+            if self.returns.get(callee, UNKNOWN) != UNKNOWN and callee not in self.imports:
+                return frozenset({self.returns[callee]})  # get_device_name() -> str
             return frozenset({_call_kind(node, self.qualified(callee), callee.split(".")[0] in self.imports)})
         if isinstance(node, ast.Attribute) and node.attr == "type":
             if self.value_kinds(node.value, scope, depth + 1, line) == {"device"}:

@@ -84,7 +84,9 @@ def kept_guards(
             branchings.append((node, after, tests, devices, read))
     found: Set[Kept] = set()
     literals: List[ast.Constant] = []
-    nvidia_literals: Dict[int, Tuple[bool, str]] = {}  # kept in a test that excludes ROCm: works?, tip
+    reported: Dict[
+        int, Tuple[bool, str]
+    ] = {}  # literals kept by a ROCm-excluding test or a flag: works?, tip
     selectors: Set[str] = set()
     kept_nodes: Set[int] = set()
     kept_reads: Set[int] = set()  # the names read in the tests of kept branchings
@@ -116,7 +118,7 @@ def kept_guards(
                     for test in tests
                 )
                 literals += devices
-                nvidia_literals.update((id(literal), (works, tip)) for literal in devices if nvidia)
+                reported.update((id(literal), (works, tip)) for literal in devices if nvidia)
                 selectors |= _selectors(node.test, rewritten)
                 kept_reads.update(id(n) for n in ast.walk(node.test) if isinstance(n, ast.Name))
                 paths += path
@@ -137,6 +139,12 @@ def kept_guards(
     ):
         found.update(tests)
         skipped += later
+    peer_tip = rule.get("peer_tip", "")
+    flags = _peer_flags(tree, imports, all_tests)
+    found.update(replace(test, works=True, tip=peer_tip) for test in flags.values())
+    flagged = _flagged_literals(tree, set(flags), rewritten)
+    literals += flagged
+    reported.update((id(literal), (True, peer_tip)) for literal in flagged)
     found = {kept for kept in found if kept.key not in index.build_gates}
     found = _strictest(found) | set(
         _skipped_calls(skipped, imports, index, kept_calls, rule.get("guarded_tip", ""))
@@ -150,7 +158,7 @@ def kept_guards(
     for literal, selector in chosen:  # an implementation's name works as it is: a limit
         line, end = literal.lineno, literal.end_lineno or literal.lineno
         key = f"{STRING}{literal.value}#{numbers[(line, literal.col_offset)]}"
-        works, why = nvidia_literals.get(id(literal), (selector, tip if selector else ""))
+        works, why = reported.get(id(literal), (selector, tip if selector else ""))
         found.add(Kept(line, key, end, repr(literal.value), rule_id, works=works, tip=why))
     return sorted(found)
 
@@ -663,6 +671,54 @@ def _is_test(value: ast.AST, imports, table) -> bool:
     if isinstance(value, ast.Attribute):
         return ANY_RECEIVER + value.attr in table
     return isinstance(value, ast.Call) and qualify(dotted(value.func) or "", imports) in table
+
+
+def _peer_flags(tree: ast.AST, imports, table) -> Dict[str, Kept]:
+    """The CUDA tests bound at module level to a name for CUDA where the module binds a name for
+    the NPU too (verl's ``is_cuda_available = torch.cuda.is_available()`` beside
+    ``is_npu_available = ...``), by name: the project dispatches between the two itself, so its
+    CUDA flag must keep saying CUDA, or the NPU would take every CUDA arm."""
+    bound = [
+        (target.id, statement.value)
+        for statement in _module_level(tree)
+        if isinstance(statement, (ast.Assign, ast.AnnAssign)) and statement.value is not None
+        for target in getattr(statement, "targets", [getattr(statement, "target", None)])
+        if isinstance(target, ast.Name)
+    ]
+    if not any(_names_device(name, "npu") for name, _ in bound):
+        return {}
+    return {
+        name: test
+        for name, value in bound
+        if _names_device(name, CUDA)
+        for test in _guard_tests(value, imports, table)
+    }
+
+
+def _flagged_literals(tree: ast.AST, flags: Set[str], rewritten) -> List[ast.Constant]:
+    """The device strings a branch chosen by a kept CUDA flag gives (``if is_cuda_available:
+    device = "cuda"``): it runs only on CUDA, so they stay CUDA's."""
+    found: List[ast.Constant] = []
+    for node in module_nodes(tree) if flags else ():
+        if not isinstance(node, (ast.If, ast.IfExp)) or not _requires(node.test, flags):
+            continue
+        given = node.body if isinstance(node.body, list) else [ast.Expr(node.body)]
+        for statement in given:
+            value = getattr(statement, "value", None)
+            if isinstance(value, ast.Constant) and isinstance(value.value, str) and rewritten(value.value):
+                found.append(value)
+    return found
+
+
+def _requires(test: ast.AST, flags: Set[str]) -> bool:
+    """Whether a test is true only where one of ``flags`` is (``flag``, ``flag and x``)."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return any(_requires(value, flags) for value in test.values)
+    return isinstance(test, ast.Name) and test.id in flags
+
+
+def _names_device(name: str, device: str) -> bool:
+    return device in name.lower().split("_")
 
 
 def _leaves(block: List[ast.stmt]) -> bool:

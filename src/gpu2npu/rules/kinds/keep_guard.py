@@ -43,6 +43,11 @@ class KeepGuard(RuleKind):
             "selects NVIDIA alone and is kept, so the NPU takes ROCm's way",
         ),
         "rocm_tip": Field(str, default="", help="what to say of a test kept because it excludes ROCm"),
+        "peer_tip": Field(
+            str,
+            default="",
+            help="what to say of a test bound to a CUDA flag beside the project's own NPU flag",
+        ),
         "guarded_tip": Field(
             str,
             default="",
