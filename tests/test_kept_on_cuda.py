@@ -1184,7 +1184,10 @@ ACCELERATOR_ROWS = [
     ("3", "torch.accelerator.is_available", "G2N192"),
     ("4", "torch.accelerator.current_accelerator", "G2N192"),
 ]
-FULLY_SHARD_ROW = ("4", "torch.distributed.fsdp.fully_shard", "G2N375")
+FULLY_SHARD_ROWS = [  # the import fails there, and so would the call
+    ("2", "torch.distributed.fsdp.fully_shard", "G2N375"),
+    ("4", "torch.distributed.fsdp.fully_shard", "G2N375"),
+]
 
 DTENSOR_IMPORTS = """import torch
 from torch.distributed.tensor import DTensor
@@ -1204,6 +1207,15 @@ DTENSOR_ROWS = [
     ("3", "torch.distributed.tensor.experimental.context_parallel", "G2N385"),
 ]
 
+FSDP2_IMPORT = """import torch
+from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
+from torch.distributed.fsdp import FSDPModule as FSDP2
+
+
+def is_fsdp(model):
+    return isinstance(model, (FSDP, FSDP2))
+"""
+
 
 @pytest.mark.parametrize(
     "script,version,expected,code",
@@ -1220,7 +1232,7 @@ DTENSOR_ROWS = [
             NEWER_NAMES,
             "2.1.0",
             [
-                FULLY_SHARD_ROW,
+                *FULLY_SHARD_ROWS,
                 ("4", "torch.nn.RMSNorm", "G2N371"),
                 ("5", "torch.amp.GradScaler", "G2N372"),
                 ("8", "torch.amp.custom_fwd", "G2N373"),
@@ -1228,10 +1240,12 @@ DTENSOR_ROWS = [
             ],
             1,
         ),
-        (NEWER_NAMES, "2.4.0", [FULLY_SHARD_ROW], 1),
+        (NEWER_NAMES, "2.4.0", FULLY_SHARD_ROWS, 1),
         (NEWER_NAMES, "2.6.0", [], 0),
         (DTENSOR_IMPORTS, "2.1.0", DTENSOR_ROWS, 1),  # torchtune: the import fails, not a call
         (DTENSOR_IMPORTS, "2.5.1", [], 0),
+        (FSDP2_IMPORT, "2.1.0", [("3", "torch.distributed.fsdp.FSDPModule", "G2N375")], 1),  # ms-swift
+        (FSDP2_IMPORT, "2.6.0", [], 0),
     ],
 )
 def test_a_name_the_target_torch_does_not_have_yet_is_an_error(tmp_path, script, version, expected, code):
@@ -1785,3 +1799,48 @@ def test_a_cuda_flag_beside_the_projects_own_npu_flag_stays_a_cuda_flag(tmp_path
     require_torch()
     run = run_cli("run", "--", sys.executable, "device.py", cwd=out)
     assert (run.returncode, run.stdout) == (0, "NPU npu 0.0\n"), run.stderr
+
+
+NPU_FIRST_DISPATCH = """\
+import torch
+from transformers.utils import is_torch_cuda_available, is_torch_npu_available
+
+
+def physical_count():
+    if is_torch_npu_available():
+        return torch.npu.device_count()
+    elif is_torch_cuda_available():
+        import pynvml
+
+        pynvml.nvmlInit()
+        return pynvml.nvmlDeviceGetCount()
+    return 0
+
+
+def empty_cache():
+    if is_torch_npu_available():
+        torch.npu.empty_cache()
+    elif is_torch_cuda_available():
+        torch.cuda.empty_cache()
+"""
+
+
+def test_transformers_cuda_test_keeps_its_side_and_a_cuda_only_import_there_is_a_limit(tmp_path):
+    """ms-swift's ``torch_utils.py``: ``elif is_torch_cuda_available():`` (transformers', which is
+    ``torch.cuda.is_available()``) then ``import pynvml``: the NPU never gets there, yet pynvml's row
+    was an error and check failed. (A side with no CUDA-only code is renamed, as everywhere: it runs
+    nowhere on the NPU, so the rename is harmless.)"""
+    write(tmp_path / "proj" / "utils.py", NPU_FIRST_DISPATCH)
+    result = run_cli("migrate", "-i", tmp_path / "proj", "-o", tmp_path / "out")
+    assert result.returncode == 0, result.stderr
+    out = tmp_path / "out" / "proj_msft"
+    assert (out / "utils.py").read_text() == NPU_FIRST_DISPATCH.replace(
+        "import torch\n", "import torch\nimport torch_npu\n", 1
+    ).replace("torch.cuda.empty_cache()", "torch.npu.empty_cache()")
+    found = rows(out / "transplant_result_file" / "unsupported_api.csv")[1:]
+    assert [(row[1], row[3], row[5], row[-1]) for row in found] == [
+        ("8", "transformers.utils.is_torch_cuda_available", "supported_with_limits", "rules:G2N090"),
+        ("9", "pynvml", "supported_with_limits", "rules:G2N062"),
+    ]
+    assert found[1][4].startswith("kept on CUDA: it runs only where the CUDA test before it is true")
+    assert run_cli("check", tmp_path / "proj", "--no-cache").returncode == 0

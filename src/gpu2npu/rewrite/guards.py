@@ -455,11 +455,16 @@ def _later_operands(test: ast.AST, imports, table, rewritten) -> List[ast.AST]:
 def _skipped_calls(
     skipped: List[ast.AST], imports, index: RuleIndex, kept_calls: FrozenSet[Tuple[int, str]], tip: str
 ) -> Iterator[Kept]:
-    """The calls kept on CUDA (no NPU counterpart, or a read the NPU cannot give) that run only
-    where a kept test says CUDA: the NPU never makes them, so they work there as they are
-    (``if torch.cuda.is_available(): cap = torch.cuda.get_device_capability()``)."""
+    """The calls kept on CUDA (no NPU counterpart, or a read the NPU cannot give) and the imports
+    of CUDA-only libraries that run only where a kept test says CUDA: the NPU never makes them, so
+    they work there as they are (``if torch.cuda.is_available(): cap =
+    torch.cuda.get_device_capability()``; ``import pynvml`` there)."""
     torch_cuda_only = index.cuda_only_torch_names()
+    libraries = index.cuda_only_libraries()
     for node in (child for part in skipped for child in ast.walk(part)):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            yield from _skipped_imports(node, libraries, tip)
+            continue
         if not isinstance(node, ast.Call) or not isinstance(node.func, (ast.Attribute, ast.Name)):
             continue
         name = qualify(dotted(node.func) or "", imports)
@@ -473,6 +478,17 @@ def _skipped_calls(
         else:
             continue
         yield Kept(line, name, node.func.end_lineno or line, name, rule_id, works=True, tip=tip)
+
+
+def _skipped_imports(node: ast.AST, libraries: Dict[str, str], tip: str) -> Iterator[Kept]:
+    """An import of a CUDA-only library on a side the NPU skips, named as the API reports name
+    it (the module), so the kept row takes the place of the library's error."""
+    modules = [alias.name for alias in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+    for module in modules:
+        rule_id = next((r for api, r in libraries.items() if within(module, api)), None)
+        if rule_id is not None and not getattr(node, "level", 0):
+            line = node.lineno
+            yield Kept(line, module, node.end_lineno or line, module, rule_id, works=True, tip=tip)
 
 
 def _strictest(found: Iterable[Kept]) -> Set[Kept]:
@@ -735,8 +751,8 @@ def _guard_tests(
     for node in ast.walk(test):
         if isinstance(node, ast.Name) and aliases and node.id in aliases:
             yield from _guard_tests(aliases[node.id], imports, table)
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            name = qualify(dotted(node.func) or "", imports)
+        elif isinstance(node, ast.Call) and isinstance(node.func, (ast.Attribute, ast.Name)):
+            name = qualify(dotted(node.func) or "", imports)  # is_torch_cuda_available(): transformers'
             if name in table:
                 yield Kept(
                     node.func.lineno, name, node.func.end_lineno or node.func.lineno, name, table[name]

@@ -425,9 +425,12 @@ class RuleIndex:
         return set(self.reexported_edits) | {api for api in self.status_overrides if ANY_RECEIVER not in api}
 
     def reference_apis(self) -> Set[str]:
-        """APIs whose mere references are uses to report (``dtype=torch.float64``)."""
+        """APIs whose mere references are uses to report (``dtype=torch.float64``), and those some
+        versions lack, whose import fails there (``from torch.distributed.fsdp import FSDPModule``)."""
         return {
-            api for api, overrides in self.status_overrides.items() if any(o.references for o in overrides)
+            api
+            for api, overrides in self.status_overrides.items()
+            if any(o.references or o.missing for o in overrides)
         }
 
     def any_receiver_methods(self) -> Set[str]:
@@ -485,7 +488,11 @@ class RuleIndex:
 
     def cuda_only_modules(self) -> Set[str]:
         """Libraries the status rules say run only on CUDA (with everything under them)."""
-        return {api for api in self._cuda_only() if not api.startswith("torch.")}
+        return set(self.cuda_only_libraries())
+
+    def cuda_only_libraries(self) -> Dict[str, str]:
+        """Those libraries, by rule id."""
+        return {api: rule_id for api, rule_id in self._cuda_only().items() if not api.startswith("torch.")}
 
     def cuda_only_torch_names(self) -> Dict[str, str]:
         """The torch names the status rules say run only on CUDA, by rule id: only these names

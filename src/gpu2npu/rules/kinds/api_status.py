@@ -14,7 +14,8 @@ on CUDA (apex's CUDA kernels, flash-attn, ...): a CUDA test that selects it is n
 NPU test (see KeepGuardRule). A call that passes one of ``unless_keywords`` has made the choice
 the verdict is about and is not reported (torch.load's ``weights_only`` from torch 2.6); with
 ``with_keywords``, only a call passing one of them is (Ray's ``ray.remote(num_gpus=1)``). With
-``missing: true`` the verdict is that those versions lack the name, so a use that runs only where
+``missing: true`` the verdict is that those versions lack the name: any reference fails there
+(``references`` is implied), but a use that runs only where
 a ``hasattr`` test found it or a module above it (``torch.accelerator.current_accelerator() if
 hasattr(torch, "accelerator") else "cuda"``) is not reported.
 """
