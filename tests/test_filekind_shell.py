@@ -45,6 +45,8 @@ def reported(name: str, text: str, **options):
         ("train", b"#!/usr/bin/env -S bash -eu\n", "shell"),
         ("launch", b"#!/bin/dash\n", "shell"),
         ("launch", b"#!/usr/bin/zsh\n", "shell"),
+        ("slurm/nanoVLM.slurm", b"#!/bin/bash\n#SBATCH --gres=gpu:8\n", "shell"),  # a cluster job script
+        ("jobs/train.SBATCH", b"#!/bin/bash\n", "shell"),
         ("Dockerfile", b"FROM x\n", "dockerfile"),
         ("docker/Dockerfile.gpu", b"", "dockerfile"),
         ("train.Dockerfile", b"", "dockerfile"),
@@ -61,10 +63,25 @@ def test_claims(name, head, kind):
 
 @pytest.mark.parametrize(
     "name,head",
-    [("train", b"#!/usr/bin/env python\n"), ("train", b"echo hi\n"), ("notes.txt", b"#!/bin/bash\n")],
+    [
+        ("train", b"#!/usr/bin/env python\n"),
+        ("train", b"echo hi\n"),
+        ("notes.txt", b"#!/bin/bash\n"),
+        ("train.slurm", b"#SBATCH --gres=gpu:8\n"),
+    ],
 )
 def test_not_claimed_as_shell(name, head):
     assert classify(name, len(head), lambda: head) not in ("shell", "dockerfile")
+
+
+def test_a_job_script_gets_its_rows_as_a_shell_script_does():
+    """nanoVLM's ``slurm/*.slurm``: read as text, its NCCL variables and ``nvidia-smi -L`` got one
+    "not migrated" row; as a shell script each gets its own."""
+    job = "#!/bin/bash\n#SBATCH --gres=gpu:8\nexport NCCL_DEBUG=INFO\nnvidia-smi -L\nsrun python train.py\n"
+    assert [(line, rule) for line, _, rule, _ in reported("slurm/train.slurm", job)] == [
+        (3, "G2N812"),
+        (4, "G2N800"),
+    ]
 
 
 def test_shebang_shell():

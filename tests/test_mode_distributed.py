@@ -1732,3 +1732,33 @@ def test_a_main_script_relative_to_the_input_is_found_from_a_folder_inside_it(tm
     assert (
         "DistributedDataParallel" in (tmp_path / "out" / "proj_msft_multi" / "src/pkg/train.py").read_text()
     )
+
+
+def test_a_loop_loading_pretrained_weights_is_no_training_loop(tmp_path):
+    """ms-swift: the error named 'helpers.py' as the loop to distribute by hand, a loop calling
+    ``tuner.from_pretrained(...)``: "train" was matched inside "pretrained". Words of the name count
+    (``train_one_epoch``, ``pretrain_step``), so the error names no such file."""
+    source = tmp_path / "proj"
+    write(
+        source / "helpers.py",
+        "def load_adapters(model, adapters, tuner):\n    for adapter in adapters:\n"
+        "        model = tuner.from_pretrained(model, adapter)\n    return model\n",
+    )
+    write(
+        source / "main.py",
+        "import torch\nfrom helpers import load_adapters\n\n\ndef main():\n"
+        "    model = load_adapters(torch.nn.Linear(2, 2).cuda(), [], None)\n\n\n"
+        "if __name__ == '__main__':\n    main()\n",
+    )
+    result, _ = distributed(tmp_path, source=source, main=source / "main.py")
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        "gpu2npu: error: the main script 'main.py' has no training loop (a loop over epochs, or one calling "
+        ".backward() or .step()); name the script that trains with -m"
+    ]
+    write(
+        source / "helpers.py", "def fit(model, steps):\n    for _ in steps:\n        pretrain_step(model)\n"
+    )
+    write(source / "main.py", "from helpers import fit\n\nif __name__ == '__main__':\n    fit(None, [])\n")
+    result, _ = distributed(tmp_path, source=source, main=source / "main.py")
+    assert "the loop it starts is in 'helpers.py'" in result.stderr

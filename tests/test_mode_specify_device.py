@@ -1178,3 +1178,42 @@ def test_the_device_is_selected_after_the_environment_set_before_import_torch(tm
         "x = torch.zeros(4).npu()\n"
         "print(x.sum().item())\n"
     )
+
+
+RESTORED_CARD = """import os
+
+import torch
+
+
+def library_init():
+    torch.cuda.set_device(0)  # a library that switches the current card (vLLM's worker set-up)
+
+
+def patched_init():
+    expected_device = torch.cuda.current_device()
+    library_init()
+    if torch.cuda.current_device() != expected_device:
+        torch.cuda.set_device(expected_device)
+
+
+if __name__ == "__main__":
+    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+    torch.cuda.set_device(local_rank)
+    patched_init()
+    print("card", torch.cuda.current_device())
+"""
+
+
+def test_a_card_saved_from_the_current_device_and_restored_stays(tmp_path):
+    """ms-swift's patch of vLLM's set-up saves ``torch.cuda.current_device()`` and restores it after
+    the library switched cards: ``set_device(expected_device)`` became ``set_device(DEVICE_ID)``,
+    so under torchrun (DEVICE_ID unset) rank 1 ended on card 0. A name assigned from the current
+    device is the card selected already, as the call itself is; the fixed index still changes."""
+    _, out = migrated_project(tmp_path, {"run.py": RESTORED_CARD})
+    text = (out / "run.py").read_text()
+    assert "        torch.npu.set_device(expected_device)\n" in text
+    assert "    torch.npu.set_device(DEVICE_ID)  # a library that switches" in text
+    pytest.importorskip("torch")
+    env = {**os.environ, "LOCAL_RANK": "1"}
+    run = run_cli("run", "--devices", "2", "--", sys.executable, "run.py", cwd=out, env=env)
+    assert (run.returncode, run.stdout) == (0, "card 1\n"), run.stderr

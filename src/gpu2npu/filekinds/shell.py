@@ -40,6 +40,8 @@ from gpu2npu.rules.kinds.config_report import reports_for
 from gpu2npu.rules.kinds.config_value import change_message, new_value
 
 SUFFIXES = (".sh", ".bash")
+# cluster job scripts (nanoVLM's slurm/*.slurm): shell scripts where their shebang says so
+JOB_SUFFIXES = ("", ".slurm", ".sbatch", ".job", ".pbs", ".qsub", ".lsf", ".run")
 SHELLS = {"sh", "bash", "dash", "zsh", "ksh"}
 WHOLE_SCRIPT_LIMIT = 64 * 1024  # characters; a larger script is parsed statement by statement (speed)
 NAME = r"[A-Za-z_][A-Za-z0-9_]*"
@@ -606,7 +608,7 @@ class ShellScript(FileKind):
         path = PurePosixPath(rel)
         if path.suffix in SUFFIXES:
             return True
-        return path.suffix == "" and shebang_shell(head()) in SHELLS
+        return path.suffix.lower() in JOB_SUFFIXES and shebang_shell(head()) in SHELLS
 
     def migrate(self, data, rel, context):
         tables = shell_tables(context.index)

@@ -193,7 +193,8 @@ def _wrap_another(code: str, plan: DistributedPlan, model: str, in_place: Dict[i
 
 
 def has_training_loop(tree: ast.AST) -> bool:
-    """A loop over epochs, or one that calls ``.backward()``, ``.step()`` or a train function."""
+    """A loop over epochs, or one that calls ``.backward()``, ``.step()`` or a train function
+    (``train_one_epoch``, not ``from_pretrained``)."""
     for loop in ast.walk(tree):
         if not isinstance(loop, (ast.For, ast.AsyncFor, ast.While)):
             continue
@@ -204,9 +205,16 @@ def has_training_loop(tree: ast.AST) -> bool:
                 name = (
                     node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
                 )
-                if name in ("backward", "step") or "train" in name:
+                if name in ("backward", "step") or _names_training(name):
                     return True
     return False
+
+
+def _names_training(name: str) -> bool:
+    """``train``, ``train_epoch``, ``run_training``, ``pretrain_step``: a word of the name, not a
+    part of one, nor a model trained already (``from_pretrained``, ``constrain``)."""
+    words = (word[3:] if word.startswith("pre") else word for word in name.lower().split("_"))
+    return any(word.startswith("train") and not word.endswith("ed") for word in words)
 
 
 # what a module's top level may hold and still only define things

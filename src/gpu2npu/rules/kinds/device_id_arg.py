@@ -16,7 +16,8 @@ A value made of a loop's variable (``for path, index in mapping.items():`` then
 left alone too and reported with ``loop_tip``. So is the device some data already lives on
 (``set_device(points.device)``, mmcv's ``points_device``, T5's ``first_device`` from its device
 map), reported with ``placed_tip``: that card follows the data, not the process. The current
-device (``torch.cuda.current_device()``) is the card selected already and stays, unreported. In a file that
+device (``torch.cuda.current_device()``), or a name the file assigns from it (a card saved and
+restored later), is the card selected already and stays, unreported. In a file that
 sets the visible cards in Python (ijepa, yolov7), every device stays, reported with ``mask_tip``:
 the process numbers the cards the mask leaves it from 0, so the index from the environment may
 name a card it cannot see.
@@ -99,6 +100,8 @@ class DeviceIdArg(CallArgumentKind):
         code = ctx.code(value)
         if _reads_name(code, block.name) or CURRENT_DEVICE.search(code):
             return call  # already the index from the environment, or the card selected already
+        if _assigned_from(ctx.source, code, CURRENT_DEVICE):
+            return call  # a card saved before and restored (ms-swift: set_device(expected_device))
         if rule["values"] == "indexed" and (not _is_indexed(value) or names_several_cards(ctx.source)):
             return call  # several cards by number: DeviceIdStringRule reports them
         if ctx.facts.narrows_visible_devices:  # the process numbers the cards the mask leaves it from 0
