@@ -84,6 +84,14 @@ def test_a_job_script_gets_its_rows_as_a_shell_script_does():
     ]
 
 
+def test_a_script_whose_last_line_ends_in_a_backslash_is_read():
+    """InternVideo's launchers end with ``--mergeclip=True \\`` and no newline: bash runs them,
+    bashlex refused them, so the script was copied unchanged and kept ``nccl``."""
+    script = "torchrun --nproc_per_node=2 train.py \\\n    --dist-backend nccl \\\n    --lr 0.1 \\"
+    assert migrated("run.sh", script) == script.replace("nccl", "hccl")
+    assert migrate_file("run.sh", script.encode()).skipped == ""
+
+
 def test_shebang_shell():
     assert shebang_shell(b"#!/usr/bin/env VAR=1 bash -x\n") == "bash"
     assert shebang_shell(b"#!/bin/bash") == "bash"

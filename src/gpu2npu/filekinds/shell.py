@@ -433,6 +433,15 @@ def read_shell(region: str, base: int, edits: ShellEdits) -> ShellRead:
     return _ShellReader(region, base, edits).read()
 
 
+def _without_final_continuation(code: str) -> str:
+    """The code with a backslash that ends it blanked (same length): bash reads a last line ending
+    in ``\\`` as going on with nothing (InternVideo's launchers), bashlex refuses it."""
+    last = len(code.rstrip()) - 1
+    if last >= 0 and code[last] == "\\" and (last == 0 or code[last - 1] != "\\"):
+        return code[:last] + " " + code[last + 1 :]
+    return code
+
+
 class _ShellReader:
     def __init__(self, region: str, base: int, edits: ShellEdits):
         self.scan: ShellScan = scan_shell(region)
@@ -466,7 +475,7 @@ class _ShellReader:
         import bashlex  # only where a script holds a trigger word: its import builds parser tables
 
         try:
-            nodes = _nodes(bashlex.parse(self.view[start:end]))
+            nodes = _nodes(bashlex.parse(_without_final_continuation(self.view[start:end])))
         except Exception as error:  # bashlex raises many kinds (ParsingError, NotImplementedError...)
             return self._reason(error, start)
         misplaced = next((node for node in nodes if not _in_place(node, self.view, start)), None)

@@ -128,6 +128,9 @@ def with_names(triggers: Optional["re.Pattern[str]"], names: Iterable[str]) -> O
     return re.compile(r"%s|\b(?:%s)\b" % (triggers.pattern, "|".join(map(re.escape, names))))
 
 
+BUILTIN_DTYPES = frozenset({"float", "int", "bool", "complex"})
+
+
 @dataclass
 class ScopeFacts:
     """The names one function (or the module) binds, and to what."""
@@ -453,6 +456,8 @@ class FileFacts:
             if name in scope.bindings:
                 return self._kinds_of(scope.bindings[name], depth)
             scope = scope.parent
+        if name in BUILTIN_DTYPES and name not in self.imports:
+            return frozenset({"dtype"})  # .to(float): Python's type, read by torch as a dtype
         return frozenset({UNKNOWN})
 
     def _attribute_kinds(self, name: str, depth: int) -> FrozenSet[str]:
