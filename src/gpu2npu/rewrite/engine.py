@@ -7,7 +7,7 @@ import io
 import tokenize
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import FrozenSet, List, Optional, Tuple
+from typing import Dict, FrozenSet, List, Optional, Tuple
 
 import libcst as cst
 
@@ -93,16 +93,17 @@ def _migrate(data: bytes, index, project: ProjectFacts, path: str, text_path: bo
         return SourceResult(skipped=parse_failure(data, exc) + COPIED)
 
 
-def _statement_triggers(data: bytes, index, project: ProjectFacts, tree):
+def _statement_triggers(data: bytes, index, project: ProjectFacts, subclasses: Dict[str, str]):
     """The words a statement must spell for the pass to visit it: the index's, the names of project
-    re-exports, and of this module's classes that keep a helper's constructor."""
-    triggers = project.statement_triggers(data, index.statement_triggers)
+    re-exports, and of this module's classes that keep a helper's constructor (``subclasses``)."""
+    return with_names(project.statement_triggers(data, index.statement_triggers), subclasses)
+
+
+def _constructor_subclasses(data: bytes, index, project: ProjectFacts, tree) -> Dict[str, str]:
     if not index.reexported_edits:
-        return triggers
+        return {}
     text = data.decode("utf-8", "replace")
-    return with_names(
-        triggers, file_constructor_subclasses(text, tree, index.reexported_edits, project.reexports)
-    )
+    return file_constructor_subclasses(text, tree, index.reexported_edits, project.reexports)
 
 
 def _rewrite(
@@ -111,7 +112,9 @@ def _rewrite(
     """The libcst pass, over the file's skeleton (gpu2npu.rewrite.skeleton) unless ``whole``; a
     RecursionError of a tree walk is one of PARSE_ERRORS (too deep)."""
     tree = tree if tree is not None else parse_ast(data)
-    skeleton = None if whole else source_skeleton(data, tree, _statement_triggers(data, index, project, tree))
+    subclasses = _constructor_subclasses(data, index, project, tree)
+    triggers = None if whole else _statement_triggers(data, index, project, subclasses)
+    skeleton = None if whole else source_skeleton(data, tree, triggers)
     if skeleton is None:
         module = cst.parse_module(data)
     else:
@@ -122,7 +125,7 @@ def _rewrite(
     kept = file_kept(data, tree, index, *project.kept_facts(path))
     source = data.decode(module.encoding)
     transformer = MigrationTransformer(
-        index, module, project, source=source, tree=tree, kept=kept, path=path, skeleton=skeleton
+        index, module, project, source, tree, kept, path, skeleton=skeleton, subclasses=subclasses
     )
     new_module = module.visit(transformer)
     kept = sorted(kept + transformer.kept_here)

@@ -199,9 +199,12 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         kept: Iterable[Kept] = (),
         path: str = "<file>",
         skeleton=None,
+        subclasses: Optional[Dict[str, str]] = None,
     ):
         """``skeleton``: the skeleton ``module`` was parsed from (gpu2npu.rewrite.skeleton), whose
-        stubs hold the statements no rule can touch; without one, the pass skips them itself."""
+        stubs hold the statements no rule can touch; without one, the pass skips them itself.
+        ``subclasses``: the module's classes that keep a helper's constructor, when the caller
+        has found them already (facts.file_constructor_subclasses)."""
         super().__init__()
         self.index = index
         self.module = module
@@ -274,8 +277,12 @@ class MigrationTransformer(NewlineCounter, cst.CSTTransformer):
         self._binding_lines = bindings.binding_lines(index.bindings, self.source)  # written by gpu2npu
         self._skeleton = skeleton
         # this module's classes that keep a helper's constructor -> the helper (facts.py)
-        self._subclasses = file_constructor_subclasses(
-            self.source, tree, index.reexported_edits, self.project.reexports
+        self._subclasses = (
+            subclasses
+            if subclasses is not None
+            else file_constructor_subclasses(
+                self.source, tree, index.reexported_edits, self.project.reexports
+            )
         )
         self._skipper = statement_skipper(self.source, tree, self._triggers()) if not skeleton else None
         self._skipped: Optional[cst.CSTNode] = None  # the statement left unvisited
