@@ -1769,6 +1769,13 @@ def get_resource_name():
     return "GPU" if is_cuda_available else "NPU"
 
 
+def get_capability():
+    major, minor = None, None
+    if is_cuda_available:
+        major, minor = torch.cuda.get_device_capability()
+    return major, minor
+
+
 def get_device_name() -> str:
     if is_cuda_available:
         device = "cuda"
@@ -1779,7 +1786,7 @@ def get_device_name() -> str:
     return device
 
 
-print(get_resource_name(), get_device_name(), torch.zeros(1).to(get_device_name()).sum().item())
+print(get_resource_name(), get_device_name(), get_capability(), torch.zeros(1).to(get_device_name()).sum())
 """
 
 
@@ -1794,11 +1801,15 @@ def test_a_cuda_flag_beside_the_projects_own_npu_flag_stays_a_cuda_flag(tmp_path
     assert result.returncode == 0, result.stderr
     out = tmp_path / "out" / "proj_msft"
     assert (out / "device.py").read_text() == PEER_FLAGS
-    kept = [row[:2] + [row[-1]] for row in rows(out / "transplant_result_file" / "unsupported_api.csv")[1:]]
-    assert kept == [["device.py", "12", "rules:G2N090"], ["device.py", "22", "rules:G2N090"]]
+    found = rows(out / "transplant_result_file" / "unsupported_api.csv")[1:]
+    assert [(row[1], row[3], row[5], row[-1]) for row in found] == [
+        ("12", "torch.cuda.is_available", "supported_with_limits", "rules:G2N090"),
+        ("23", "torch.cuda.get_device_capability", "supported_with_limits", "rules:G2N296"),
+        ("29", "'cuda'", "supported_with_limits", "rules:G2N090"),
+    ]  # the capability is read only where the kept flag says CUDA: the NPU never reads it
     require_torch()
     run = run_cli("run", "--", sys.executable, "device.py", cwd=out)
-    assert (run.returncode, run.stdout) == (0, "NPU npu 0.0\n"), run.stderr
+    assert (run.returncode, run.stdout) == (0, "NPU npu (None, None) tensor(0.)\n"), run.stderr
 
 
 NPU_FIRST_DISPATCH = """\

@@ -142,7 +142,9 @@ def kept_guards(
     peer_tip = rule.get("peer_tip", "")
     flags = _peer_flags(tree, imports, all_tests)
     found.update(replace(test, works=True, tip=peer_tip) for test in flags.values())
-    flagged = _flagged_literals(tree, set(flags), rewritten)
+    flag_sides = _flag_sides(tree, set(flags))
+    skipped += flag_sides  # what runs only where the kept flag says CUDA
+    flagged = _flagged_literals(flag_sides, rewritten)
     literals += flagged
     reported.update((id(literal), (True, peer_tip)) for literal in flagged)
     found = {kept for kept in found if kept.key not in index.build_gates}
@@ -711,18 +713,23 @@ def _peer_flags(tree: ast.AST, imports, table) -> Dict[str, Kept]:
     }
 
 
-def _flagged_literals(tree: ast.AST, flags: Set[str], rewritten) -> List[ast.Constant]:
-    """The device strings a branch chosen by a kept CUDA flag gives (``if is_cuda_available:
-    device = "cuda"``): it runs only on CUDA, so they stay CUDA's."""
-    found: List[ast.Constant] = []
+def _flag_sides(tree: ast.AST, flags: Set[str]) -> List[ast.AST]:
+    """The statements (or expression) a branching runs only where a kept CUDA flag is true
+    (``if is_cuda_available: ...``)."""
+    sides: List[ast.AST] = []
     for node in module_nodes(tree) if flags else ():
-        if not isinstance(node, (ast.If, ast.IfExp)) or not _requires(node.test, flags):
-            continue
-        given = node.body if isinstance(node.body, list) else [ast.Expr(node.body)]
-        for statement in given:
-            value = getattr(statement, "value", None)
-            if isinstance(value, ast.Constant) and isinstance(value.value, str) and rewritten(value.value):
-                found.append(value)
+        if isinstance(node, (ast.If, ast.IfExp)) and _requires(node.test, flags):
+            sides += node.body if isinstance(node.body, list) else [node.body]
+    return sides
+
+
+def _flagged_literals(sides: List[ast.AST], rewritten) -> List[ast.Constant]:
+    """The device strings those sides give (``device = "cuda"``): they stay CUDA's."""
+    found: List[ast.Constant] = []
+    for side in sides:
+        value = side if isinstance(side, ast.Constant) else getattr(side, "value", None)
+        if isinstance(value, ast.Constant) and isinstance(value.value, str) and rewritten(value.value):
+            found.append(value)
     return found
 
 
