@@ -84,9 +84,8 @@ def kept_guards(
             branchings.append((node, after, tests, devices, read))
     found: Set[Kept] = set()
     literals: List[ast.Constant] = []
-    reported: Dict[
-        int, Tuple[bool, str]
-    ] = {}  # literals kept by a ROCm-excluding test or a flag: works?, tip
+    # the literals kept by a test that excludes ROCm, or by a project's CUDA flag: works?, tip
+    reported: Dict[int, Tuple[bool, str]] = {}
     selectors: Set[str] = set()
     kept_nodes: Set[int] = set()
     kept_reads: Set[int] = set()  # the names read in the tests of kept branchings
