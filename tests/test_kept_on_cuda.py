@@ -1855,3 +1855,74 @@ def test_transformers_cuda_test_keeps_its_side_and_a_cuda_only_import_there_is_a
     ]
     assert found[1][4].startswith("kept on CUDA: it runs only where the CUDA test before it is true")
     assert run_cli("check", tmp_path / "proj", "--no-cache").returncode == 0
+
+
+GETTER = """\
+import torch
+
+
+def get_device():
+    if hasattr(torch, "npu") and torch.npu.is_available():
+        return "npu"
+    return "cuda" if torch.cuda.is_available() else "cpu"
+"""
+GETTER_USER = """\
+import torch
+from pkg.utils import get_device
+from pkg.ray import accelerator
+
+DEVICE = get_device()
+
+
+def attention():
+    if get_device() == "cuda":
+        return "flash_attn"
+    return "sdpa"
+
+
+def fp8():
+    return DEVICE == "cuda" and torch.cuda.get_device_capability() >= (8, 9)
+
+
+x = torch.ones(2, device=DEVICE)
+print(DEVICE, attention(), accelerator(), fp8(), x.sum().item())
+"""
+GETTER_RELATIVE = """\
+def accelerator():
+    from .utils.device import get_device
+
+    return "GPU" if get_device() == "cuda" else "NPU"
+"""
+
+
+def test_a_cuda_compared_with_the_projects_own_npu_getter_stays_cuda(tmp_path):
+    """InternVideo's xtuner v1: ``get_device()`` returns "npu" on the NPU itself (it tests for it),
+    and other modules test ``get_device() == "cuda"`` (through the package's re-export, a relative
+    import, a module-level ``DEVICE``). Renamed to "npu", those tests took the CUDA branch on the
+    NPU: flex attention instead of the NPU's, Ray asked for "GPU". Kept, they are limits, and the
+    program takes its NPU branches under the stand-in."""
+    proj = tmp_path / "proj"
+    write(proj / "pkg" / "__init__.py", "")
+    write(proj / "pkg" / "utils" / "__init__.py", "from .device import get_device\n")
+    write(proj / "pkg" / "utils" / "device.py", GETTER)
+    write(proj / "pkg" / "ray.py", GETTER_RELATIVE)
+    write(proj / "train.py", GETTER_USER)
+    result = run_cli("migrate", "-i", proj, "-o", tmp_path / "out")
+    assert result.returncode == 0, result.stderr
+    out = tmp_path / "out" / "proj_msft"
+    migrated = GETTER_USER.replace("import torch\n", "import torch\nimport torch_npu\n", 1).replace(
+        "device=DEVICE)", "device=f'npu:{DEVICE}' if isinstance(DEVICE, int) else DEVICE)"
+    )  # a project function's result may be a card's number: the wrapper is harmless
+    assert (out / "train.py").read_text() == migrated
+    assert (out / "pkg" / "ray.py").read_text() == GETTER_RELATIVE
+    found = rows(out / "transplant_result_file" / "unsupported_api.csv")[1:]
+    kept = [row for row in found if row[3] == "'cuda'"]
+    assert [(row[0], row[1], row[5], row[-1]) for row in kept] == [
+        ("pkg/ray.py", "4", "supported_with_limits", "rules:G2N162"),
+        ("train.py", "9", "supported_with_limits", "rules:G2N162"),
+        ("train.py", "15", "supported_with_limits", "rules:G2N162"),
+    ]
+    assert all(row[4].startswith("kept: it is compared with a project function that names") for row in kept)
+    require_torch()
+    run = run_cli("run", "--", sys.executable, "train.py", cwd=out)
+    assert (run.returncode, run.stdout) == (0, "npu sdpa NPU False 2.0\n"), run.stderr

@@ -20,6 +20,7 @@ from gpu2npu.project.plan import COPY, PYTHON, Plan
 from gpu2npu.project.star_imports import star_bindings, star_imports
 from gpu2npu.rewrite.device_selection import MODULE_LEVEL, device_selections, narrows_visible_devices
 from gpu2npu.rewrite.facts import classes_defining, constructor_subclasses
+from gpu2npu.rewrite.kept_strings import may_name_a_peer, npu_getters
 from gpu2npu.rewrite.transformer import ProjectFacts
 from gpu2npu.rules.index import ANY_RECEIVER, REFUSED_ASSIGNMENT, REFUSED_IMPORT, REFUSED_MODULE, RuleIndex
 from gpu2npu.source.modules import (
@@ -66,6 +67,8 @@ class FileScan:
     loads_state: bool = False  # it calls .load_state_dict( (a checkpoint a removed wrapper saved?)
     # functions whose result it reads a removed wrapper's attribute of (model = create_model(); model.module)
     reads_wrapper_of: FrozenSet[str] = frozenset()
+    # its functions that name the NPU themselves (gpu2npu.rewrite.kept_strings.npu_getters)
+    npu_getters: Tuple[str, ...] = ()
 
 
 def scan_project(
@@ -82,6 +85,7 @@ def scan_project(
     frameworks = tuple(sorted(block.selected_by)) if device_name is not None else ()
     helpers = tuple(sorted(index.followed_reexports()))
     attributes = tuple(sorted({wrapper.attribute for wrapper in index.kept_wrappers.values()}))
+    peers = index.peer_strings.pairs if index.peer_strings is not None else ()
     reexports: Dict[str, str] = {}
     defining: Dict[str, Set[str]] = {method: set() for method in methods}
     extensions: List[Extension] = []
@@ -98,17 +102,20 @@ def scan_project(
     cuda_only_files: Set[str] = set()
     stars: Dict[str, Tuple[str, ...]] = {}  # by file, the modules it star-imports
     python_files: Set[str] = set()
+    getters: Dict[str, Tuple[str, ...]] = {}
     for rel, data in _python_sources(plan):
         python_files.add(rel)
         starred = star_imports(data)
         if starred:
             stars[rel] = starred
-        wanted = (methods, refused, cuda_only, device_name, frameworks, helpers, attributes)
+        wanted = (methods, refused, cuda_only, device_name, frameworks, helpers, attributes, peers)
         found = _file_scan(rel, data, wanted, (find_entries, read_imports), cache, outcomes)
         imported |= found.imported
         refusing |= found.refusing
         loads_state = loads_state or found.loads_state
         wrapper_read_from |= found.reads_wrapper_of
+        if found.npu_getters:
+            getters[rel] = found.npu_getters
         if found.cuda_only:
             cuda_only_files.add(rel)
         if read_imports:
@@ -131,6 +138,7 @@ def scan_project(
     facts.loads_state_dicts = loads_state
     facts.wrapper_read_from = frozenset(wrapper_read_from)
     facts.cuda_only_files = frozenset(cuda_only_files)
+    facts.npu_getters = getters
     facts.reexports = reexports
     facts.star_bindings = star_bindings(plan.root, stars, frozenset(python_files)) if stars else {}
     facts.entries = chosen_entries or _entry_scripts(starting, facts, imports) | (
@@ -176,8 +184,9 @@ def _reads_wrapper_of(data: bytes, attributes) -> FrozenSet[str]:
 def _file_scan(rel: str, data: bytes, wanted, looking, cache, outcomes: List[str]) -> FileScan:
     """The file's record, from the cache when it holds one for these bytes; ``wanted``: the
     renamed methods, the refused calls, the CUDA-only modules of the index, the name -s binds
-    (None: other modes) and the library helpers followed through re-exports; ``looking``:
-    whether entry scripts are looked for and imports read."""
+    (None: other modes), the library helpers followed through re-exports, the attributes of
+    kept wrappers and the NPU's peer words; ``looking``: whether entry scripts are looked for and
+    imports read."""
     if cache is None:
         return _scanned(rel, data, *wanted, *looking)
     key = cache.key(rel, "scan", data, (wanted, looking))
@@ -199,6 +208,7 @@ def _scanned(
     frameworks,
     helpers,
     attributes,
+    peers,
     find_entries: bool,
     read_imports: bool,
 ) -> FileScan:
@@ -222,8 +232,11 @@ def _scanned(
         for helper in helpers
         if helper.rsplit(".", 1)[-1].encode() in data and _may_import(data, helper)
     ]
+    may_name_the_npu = bool(peers) and b"def " in data and may_name_a_peer(data, peers)
     tree = (
-        parse_ast(data) if wanted or may_start or libraries or may_select or imported_helpers else None
+        parse_ast(data)
+        if wanted or may_start or libraries or may_select or imported_helpers or may_name_the_npu
+        else None
     )  # one parse for all
     start = (program_start(tree, package_main) or "") if may_start else ""
     defining = tuple((m, frozenset(classes_defining(tree, m))) for m in wanted) if tree is not None else ()
@@ -247,6 +260,7 @@ def _scanned(
         _TORCH_IMPORT.search(data) is not None,
         _LOADS_STATE.search(data) is not None,
         _reads_wrapper_of(data, attributes),
+        npu_getters(tree, peers) if may_name_the_npu and tree is not None else (),
     )
 
 

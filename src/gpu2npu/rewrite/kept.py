@@ -13,7 +13,12 @@ from typing import FrozenSet, List, Optional
 from gpu2npu.rewrite.changes import Kept
 from gpu2npu.rewrite.compared import kept_compared_strings
 from gpu2npu.rewrite.guards import kept_guards, kept_switches
-from gpu2npu.rewrite.kept_strings import kept_argument_strings, kept_member_strings, kept_peer_strings
+from gpu2npu.rewrite.kept_strings import (
+    kept_argument_strings,
+    kept_member_strings,
+    kept_peer_strings,
+    may_name_a_peer,
+)
 from gpu2npu.rewrite.reads import kept_reads
 from gpu2npu.rewrite.reductions import kept_reductions
 from gpu2npu.rewrite.string_names import literal_rewritten
@@ -28,9 +33,12 @@ def file_kept(
     index: RuleIndex,
     cuda_modules: FrozenSet[str] = frozenset(),
     wrapper_read_from: FrozenSet[str] = frozenset(),
+    npu_getters: FrozenSet[str] = frozenset(),
 ) -> List[Kept]:
     """Everything the rules keep in a file, after cheap tests on its bytes; ``wrapper_read_from``:
-    the functions whose result some file reads a wrapper's attribute of (``model.module``)."""
+    the functions whose result some file reads a wrapper's attribute of (``model.module``);
+    ``npu_getters``: the project's functions that name the NPU themselves, as the file may spell
+    them (gpu2npu.rewrite.kept_strings.npu_getters)."""
     if tree is None:
         return []
     imports = None
@@ -62,10 +70,10 @@ def file_kept(
     if index.member_strings is not None and b"class" in data:
         imports = imports if imports is not None else file_imports(tree)
         kept += kept_member_strings(tree, imports, index.member_strings, literal_rewritten(index))
-    if index.peer_strings is not None and any(
-        f"'{p}".encode() in data or f'"{p}'.encode() in data for _, p in index.peer_strings.pairs
-    ):
-        kept += kept_peer_strings(tree, index.peer_strings, literal_rewritten(index))
+    if index.peer_strings is not None:
+        getters = [g for g in npu_getters if _mentions(data, g)]
+        if getters or may_name_a_peer(data, index.peer_strings.pairs):
+            kept += kept_peer_strings(tree, index.peer_strings, literal_rewritten(index), getters)
     if index.reduced_dtypes and any(
         _mentions(data, c) for rule in index.reduced_dtypes for c in rule["collectives"]
     ):

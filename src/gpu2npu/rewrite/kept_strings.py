@@ -7,13 +7,15 @@ line as gpu2npu.rewrite.compared does):
 * a keyword's string of certain calls (KeepArgumentStringRule): Lightning's
   ``Trainer(accelerator="cuda")``, which has no NPU value;
 * a string beside its NPU peer (KeepPeerStringRule): ``device == "cuda"`` where the function tests
-  ``device == "npu"`` too, ``choices=["cuda", "npu"]``.
+  ``device == "npu"`` too, ``choices=["cuda", "npu"]``; and one compared with a project function
+  that names the NPU itself (xtuner's ``get_device() == "cuda"``, whose ``get_device`` returns
+  ``"npu"`` on the NPU), or with a name bound to its result.
 """
 
 from __future__ import annotations
 
 import ast
-from typing import Callable, Dict, Iterator, List, Set
+from typing import Callable, Collection, Dict, FrozenSet, Iterator, List, Set, Tuple
 
 from gpu2npu.rewrite.changes import STRING, Kept
 from gpu2npu.rewrite.compared import compared_sides, literal_numbers, scopes, string_literals, walk_scope
@@ -94,15 +96,128 @@ def kept_argument_strings(tree: ast.AST, imports: Dict[str, str], rules: List[Ar
     return kept
 
 
-def kept_peer_strings(tree: ast.AST, rule: PeerStrings, rewritten: Callable[[str], bool]) -> List[Kept]:
-    """The literals ``rewritten`` would change into one their display or scope holds already."""
+def kept_peer_strings(
+    tree: ast.AST, rule: PeerStrings, rewritten: Callable[[str], bool], getters: Collection[str] = ()
+) -> List[Kept]:
+    """The literals ``rewritten`` would change into one their display or scope holds already, and
+    those compared with a project function that names the NPU itself: one of the file's own, or
+    of ``getters``, such functions of other files as the file may spell them
+    (``xtuner.v1.utils.device.get_device``, ``.device.get_device``)."""
     found: Dict[int, ast.Constant] = {}
     for group in [*_displays(tree), *_compared_groups(tree)]:
         texts = {literal.value for literal in group}
         for literal in group:
             if rewritten(literal.value) and _peer(literal.value, rule.pairs) in texts:
                 found[id(literal)] = literal
-    return _kept(tree, sorted(found.values(), key=lambda n: (n.lineno, n.col_offset)), rule.rule_id, True)
+    kept = _kept(tree, _in_order(found.values()), rule.rule_id, True)
+    own = npu_getters(tree, rule.pairs) if isinstance(tree, ast.Module) else ()
+    names = _getter_names(tree, [*getters, *own]) if getters or own else frozenset()
+    if names:
+        compared = [
+            literal
+            for literal in _compared_with_getters(tree, names)
+            if id(literal) not in found and rewritten(literal.value) and _peer(literal.value, rule.pairs)
+        ]
+        kept += _kept(tree, _in_order(compared), rule.rule_id, True, tip=rule.getter_tip)
+    return kept
+
+
+def _in_order(literals) -> List[ast.Constant]:
+    return sorted(literals, key=lambda n: (n.lineno, n.col_offset))
+
+
+def may_name_a_peer(data: bytes, pairs) -> bool:
+    """Whether the bytes hold a literal of an NPU word ('npu', "npu:0") or ask for the
+    accelerator's type (a getter that may give "npu" itself): worth reading for peer strings."""
+    quoted = (q + peer.encode() for _, peer in pairs for q in (b"'", b'"'))
+    return b"current_accelerator" in data or any(word in data for word in quoted)
+
+
+def npu_getters(tree: ast.Module, pairs) -> Tuple[str, ...]:
+    """The module-level functions that return a value and name the NPU in their body (a literal of
+    a peer word: xtuner's ``get_device`` tests ``device == "npu"``), or return the accelerator's
+    type (``torch.accelerator.current_accelerator().type``): on the NPU they may give "npu"
+    themselves, so a 'cuda' compared with their result is the project's own CUDA test."""
+    peers = {peer for _, peer in pairs}
+    found = []
+    for statement in tree.body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) and _returns_a_value(statement):
+            if any(_names_a_peer(node, peers) for node in ast.walk(statement)):
+                found.append(statement.name)
+    return tuple(found)
+
+
+def _returns_a_value(function: ast.AST) -> bool:
+    return any(isinstance(node, ast.Return) and node.value is not None for node in walk_scope(function))
+
+
+def _names_a_peer(node: ast.AST, peers: Set[str]) -> bool:
+    if _is_text(node):
+        return node.value.partition(":")[0] in peers
+    return isinstance(node, ast.Attribute) and node.attr == "current_accelerator"
+
+
+def _getter_names(tree: ast.AST, getters: Collection[str]) -> FrozenSet[str]:
+    """The names the file calls the getters by: its own (a bare name of ``getters``) and those
+    its imports bind (``from xtuner.v1.utils import get_device``, where the package re-exports
+    ``xtuner.v1.utils.device.get_device``; ``from .device import get_device``)."""
+    modules: Dict[str, List[str]] = {}  # by function, the modules spelled as defining one
+    for getter in getters:
+        module, _, function = getter.rpartition(".")
+        modules.setdefault(function, []).append(module)
+    names = {
+        s.name
+        for s in getattr(tree, "body", [])
+        if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and "" in modules.get(s.name, ())
+    }
+    for node in module_nodes(tree):
+        if isinstance(node, ast.ImportFrom):
+            written = "." * node.level + (node.module or "")
+            names.update(
+                alias.asname or alias.name
+                for alias in node.names
+                if any(_within_package(m, written) for m in modules.get(alias.name, ()) if m)
+            )
+    return frozenset(names)
+
+
+def _within_package(module: str, written: str) -> bool:
+    """Whether ``module`` is the module an import names as ``written``, or one of its package's
+    (the package re-exports the getter): ``xtuner.v1.utils.device`` within ``xtuner.v1.utils``,
+    ``.device`` within ``.``, not ``..utils.device`` within ``.``."""
+    if module == written:
+        return True
+    prefix = written if written.endswith(".") else written + "."
+    return module.startswith(prefix) and not module[len(prefix) :].startswith(".")
+
+
+def _compared_with_getters(tree: ast.AST, names: FrozenSet[str]) -> Iterator[ast.Constant]:
+    """The literals compared with a call of one of ``names`` or with a name bound to its result,
+    at module level (``DEVICE = get_device()``) or in the compare's scope."""
+    module_level = _bound_to_getters(getattr(tree, "body", []), names)
+    for scope in scopes(tree):
+        bound = module_level if scope is tree else module_level | _bound_to_getters(walk_scope(scope), names)
+        for node in walk_scope(scope):
+            if isinstance(node, ast.Compare):
+                for one_side, other in compared_sides(node):
+                    if _is_getter_result(other, names, bound):
+                        yield from string_literals(one_side)
+
+
+def _bound_to_getters(statements, names: FrozenSet[str]) -> FrozenSet[str]:
+    return frozenset(
+        target.id
+        for s in statements
+        if isinstance(s, ast.Assign) and _is_getter_result(s.value, names, frozenset())
+        for target in s.targets
+        if isinstance(target, ast.Name)
+    )
+
+
+def _is_getter_result(node: ast.AST, names: FrozenSet[str], bound: FrozenSet[str]) -> bool:
+    if isinstance(node, ast.Call):
+        return isinstance(node.func, ast.Name) and node.func.id in names
+    return isinstance(node, ast.Name) and node.id in bound
 
 
 def _peer(text: str, pairs) -> str:
@@ -140,7 +255,7 @@ def _is_text(node: ast.AST) -> bool:
 
 
 def _kept(
-    tree: ast.AST, literals: List[ast.Constant], rule_id: str, works: bool, label: str = ""
+    tree: ast.AST, literals: List[ast.Constant], rule_id: str, works: bool, label: str = "", tip: str = ""
 ) -> List[Kept]:
     if not literals:
         return []
@@ -153,6 +268,7 @@ def _kept(
             label + repr(literal.value),
             rule_id,
             works=works,
+            tip=tip,
         )
         for literal in literals
     ]

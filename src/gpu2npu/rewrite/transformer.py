@@ -99,6 +99,9 @@ class ProjectFacts:
         # by file, by module it star-imports as written (".IFNet"), the names that import binds and
         # what each stands for (("torch", "torch"),): gpu2npu.project.star_imports
         self.star_bindings: Dict[str, Dict[str, Tuple[Tuple[str, str], ...]]] = {}
+        # by file, its functions that name the NPU themselves (kept_strings.npu_getters): a 'cuda'
+        # compared with their result elsewhere is the project's own CUDA test
+        self.npu_getters: Dict[str, Tuple[str, ...]] = {}
 
     def module_imported(self, rel: str) -> bool:
         """Whether some file may import the module at ``rel`` (by its last name)."""
@@ -119,9 +122,20 @@ class ProjectFacts:
         }
         return self.cuda_modules | frozenset(self.cuda_variables.get(rel, ())) | spelled
 
+    def getters_for(self, rel: str) -> FrozenSet[str]:
+        """The functions of other project files that name the NPU themselves, as the file at
+        ``rel`` may spell them: ``module.function`` (``.device.get_device``)."""
+        return frozenset(
+            f"{module}.{function}"
+            for other, functions in self.npu_getters.items()
+            if other != rel
+            for module in relative_spellings(rel, other)
+            for function in functions
+        )
+
     def kept_facts(self, rel: str) -> tuple:
         """What ``file_kept`` reads of these facts for the file at ``rel``."""
-        return self.cuda_modules_for(rel), self.wrapper_read_from
+        return self.cuda_modules_for(rel), self.wrapper_read_from, self.getters_for(rel)
 
     def shared(self) -> tuple:
         """What the processing of every file reads of these facts (for the result cache's keys)."""
@@ -171,6 +185,7 @@ class ProjectFacts:
             self.selected_elsewhere.get(rel),
             rel in self.torch_through_imports,
             sorted(self.star_bindings.get(rel, {}).items()),
+            sorted(self.getters_for(rel)),
         )
 
 

@@ -274,6 +274,7 @@ class PeerStrings:
 
     pairs: Tuple[Tuple[str, str], ...]  # (word, the word it becomes): ("cuda", "npu")
     rule_id: str
+    getter_tip: str = ""  # what to say of one compared with a project function that names the NPU
 
 
 @dataclass(frozen=True)

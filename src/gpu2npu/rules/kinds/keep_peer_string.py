@@ -4,8 +4,8 @@ the CUDA branch would take the NPU and the project's own NPU branch would be dea
 ``choices=["cpu", "cuda", "npu"]`` would list "npu" twice, and ``{"cuda": a, "npu": b}`` would
 lose a key. ``peers`` maps a word to the word it becomes (``cuda: npu``); a literal of the word
 (``'cuda'``, ``'cuda:0'``) stays and is reported where one scope compares one expression with it
-and with its peer (``'npu'``, ``'npu:0'``), or where one list, tuple, set or dict display holds
-both.
+and with its peer (``'npu'``, ``'npu:0'``), where one list, tuple, set or dict display holds
+both, or where it is compared with a project function that names the peer itself (``getter_tip``).
 
     rules:
       KeepPeerStringRule:
@@ -23,6 +23,12 @@ class KeepPeerString(RuleKind):
     fields = {
         "peers": Field(dict, required=True, help="a device word -> the word it becomes (cuda: npu)"),
         "tip": Field(str, required=True, help="what to do about a string that is kept"),
+        "getter_tip": Field(
+            str,
+            default="",
+            help="what to say of one compared with a project function that names the NPU itself "
+            "(xtuner's get_device() == 'cuda')",
+        ),
     }
 
     def validate(self, fields):
@@ -33,7 +39,9 @@ class KeepPeerString(RuleKind):
         return None if bad is None else f"'peers' must hold words such as cuda, not {bad!r}"
 
     def compile(self, rule, index):
-        index.peer_strings = PeerStrings(tuple(sorted(rule["peers"].items())), rule.id)
+        index.peer_strings = PeerStrings(
+            tuple(sorted(rule["peers"].items())), rule.id, rule.get("getter_tip", "")
+        )
 
     def describe(self, rule):
         pairs = ", ".join(f"'{word}' beside '{peer}'" for word, peer in rule["peers"].items())
