@@ -1891,7 +1891,7 @@ GETTER_RELATIVE = """\
 def accelerator():
     from .utils.device import get_device
 
-    return "GPU" if get_device() == "cuda" else "NPU"
+    return "GPU" if str(get_device()) == "cuda" else "NPU"
 """
 
 

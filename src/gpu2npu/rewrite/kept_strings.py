@@ -215,8 +215,11 @@ def _bound_to_getters(statements, names: FrozenSet[str]) -> FrozenSet[str]:
 
 
 def _is_getter_result(node: ast.AST, names: FrozenSet[str], bound: FrozenSet[str]) -> bool:
-    if isinstance(node, ast.Call):
-        return isinstance(node.func, ast.Name) and node.func.id in names
+    """A getter's call, a name bound to one, or either's text (``str(DEVICE)``)."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        if node.func.id == "str" and len(node.args) == 1 and not node.keywords:
+            return _is_getter_result(node.args[0], names, bound)
+        return node.func.id in names
     return isinstance(node, ast.Name) and node.id in bound
 
 
