@@ -404,6 +404,22 @@ MAIN = '\nif __name__ == "__main__":\n    pass\n'
             },
             ["bench.py"],
         ),
+        # an import names a path, not a last name: pkg/sub/__init__.py's ``from .train import f``
+        # and eval.py's ``from pkg.sub.train import f`` import pkg/sub/train.py, not the root's
+        # train.py (Open-Sora, LAVIS), which stays an entry; ``from tools import run`` imports
+        # tools/run.py
+        (
+            {
+                "train.py": "import torch\nfor epoch in range(2):\n    pass\n",
+                "pkg/__init__.py": "",
+                "pkg/sub/__init__.py": "from .train import f\n",
+                "pkg/sub/train.py": "def f():\n    return 1\n",
+                "eval.py": "import torch\nfrom pkg.sub.train import f\nfor x in range(2):\n    pass\n",
+                "tools/run.py": "import torch\nfor e in range(2):\n    pass\n",
+                "launch.py": "from tools import run\n",
+            },
+            ["eval.py", "train.py"],
+        ),
     ],
     ids=[
         "through project modules",
@@ -414,6 +430,7 @@ MAIN = '\nif __name__ == "__main__":\n    pass\n'
         "imported script",
         "top-level run",
         "loop in a top-level if",
+        "same name in a package",
     ],
 )
 def test_entry_scripts_are_the_programs_that_may_use_torch(tmp_path, files, entries):

@@ -525,6 +525,26 @@ def test_a_script_other_files_import_selects_the_device_in_its_main_block(tmp_pa
     ]
 
 
+def test_a_script_whose_name_a_package_module_shares_selects_the_device_at_its_top(tmp_path):
+    """Open-Sora's scripts/diffusion/train.py, LAVIS's train.py: a package's ``from .train import
+    f`` imports the package's own train.py, not the script, which nothing imports: its device is
+    selected at its top, with no row saying other files import it."""
+    script = "import torch\nimport pkg.sub\n\nif __name__ == '__main__':\n    print(torch.ones(2).cuda())\n"
+    files = {
+        "train.py": script,
+        "pkg/__init__.py": "",
+        "pkg/sub/__init__.py": "from .train import f\n",
+        "pkg/sub/train.py": "def f():\n    return 1\n",
+    }
+    source, out = migrated_project(tmp_path, files)
+    assert (out / "train.py").read_text() == (
+        "import torch\nimport torch_npu\nimport pkg.sub\nimport os\n" + BLOCK + "\n"
+        "if __name__ == '__main__':\n    print(torch.ones(2).npu())\n"
+    )
+    messages = [row[4] for row in python_change_rows(out / "transplant_result_file" / "change_list.csv")]
+    assert not [m for m in messages if m.startswith("select DEVICE_ID when the module runs as a script")]
+
+
 def test_a_package_module_with_a_demo_selects_the_device_in_its_main_block(tmp_path):
     """vit-pytorch's 26 package modules each run a demo under ``__main__`` and no project file
     imports them, but the package's users do: a device selected at their top moved a worker that
@@ -858,8 +878,8 @@ def test_an_entry_script_using_torch_through_the_project_s_modules_selects_devic
     assert (out / "train.py").read_text() == (
         "from pkg import train\nimport os\nimport torch_npu\n"
         "DEVICE_ID = int(os.environ['DEVICE_ID']) if os.environ.get('DEVICE_ID', '').isdigit() else 0\n"
-        "\nif __name__ == '__main__':\n    torch_npu.npu.set_device(DEVICE_ID)\n    train()\n"
-    )  # in the __main__ block: a module named train is imported elsewhere (pkg's)
+        "torch_npu.npu.set_device(DEVICE_ID)\n\nif __name__ == '__main__':\n    train()\n"
+    )  # at its top: pkg's ``from .train import train`` imports pkg/train.py, not this script
     assert (out / "prepare.py").read_bytes() == (source / "prepare.py").read_bytes()
 
 

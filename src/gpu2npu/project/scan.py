@@ -133,6 +133,8 @@ def scan_project(
     plan.notes.extend((rel, f"C++ source {reason}; not analysed") for rel, reason in unreadable)
     method_classes = {m: _with_subclasses(plan, m, found) for m, found in defining.items() if found}
     ops = sorted(ops + inline)
+    if read_imports:  # imports resolved: a module is imported where an import names its path
+        imported = _imported_by_path(imports, python_files)
     facts = ProjectFacts(method_classes, *_cuda_modules(ops, extensions), frozenset(imported))
     facts.refused_calls = frozenset(refusing)
     facts.loads_state_dicts = loads_state
@@ -437,6 +439,32 @@ def _package_modules(plan: Plan) -> FrozenSet[str]:
     rels = [entry.rel for entry in plan.of_kind(PYTHON)]
     packages = {rel[: -len("__init__.py")] for rel in rels if rel.endswith("/__init__.py")}
     return frozenset(rel for rel in rels if rel[: rel.rfind("/") + 1] in packages)
+
+
+def _imported_by_path(imports: Dict[str, FileScan], python_files: Set[str]) -> Set[str]:
+    """What ``ProjectFacts.imported_modules`` holds where the files' imports are resolved: the
+    paths of the project modules an import of another file names (``from .train import f`` in
+    ``pkg/sub/__init__.py`` is ``pkg/sub/train.py``, not a root ``train.py``), and the last names
+    of the imports no project path answers (a longer package path: SlowFast's
+    ``vision.fair.slowfast.tools.train_net``)."""
+    found: Set[str] = set()
+    for rel, scanned in imports.items():
+        for group in scanned.imports:
+            paths = [path for path in group if path in python_files and path != rel]
+            if paths:
+                found.update(paths)
+            elif group:
+                found.add(_stem(max(group, key=len)))
+    return found
+
+
+def _stem(path: str) -> str:
+    """``a/b.py``, ``a/b/__init__.py``, ``a/b/`` -> ``b``."""
+    for suffix in ("/__init__.py", ".py", "/"):
+        if path.endswith(suffix):
+            path = path[: -len(suffix)]
+            break
+    return path.rsplit("/", 1)[-1]
 
 
 def _entry_scripts(

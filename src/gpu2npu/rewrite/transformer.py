@@ -70,7 +70,9 @@ class ProjectFacts:
         self.method_classes: Dict[str, Set[str]] = method_classes or {}
         self.cuda_modules = cuda_modules
         self.cuda_variables: Dict[str, Set[str]] = cuda_variables or {}
-        self.imported_modules = imported_modules  # last names of every module the project imports
+        # the paths of the project modules other files import, and the last names of imports no
+        # project path answers (where the scan resolved imports); else last names of every import
+        self.imported_modules = imported_modules
         self.entries = entries  # the entry scripts (relative paths), where the index has entry imports
         self.target_model = target_model  # distributed: the variable holding the model (-t)
         self.shard_eval = shard_eval  # distributed: shard evaluation loaders too
@@ -104,9 +106,10 @@ class ProjectFacts:
         self.npu_getters: Dict[str, Tuple[str, ...]] = {}
 
     def module_imported(self, rel: str) -> bool:
-        """Whether some file may import the module at ``rel`` (by its last name)."""
+        """Whether some file may import the module at ``rel``: by its path where the scan resolved
+        the imports, else (and for imports no project path answers) by its last name."""
         stem = rel.rsplit("/", 1)[-1][: -len(".py")] if rel.endswith(".py") else rel
-        return stem in self.imported_modules
+        return rel in self.imported_modules or stem in self.imported_modules
 
     def importable(self, rel: str) -> bool:
         """Whether the module at ``rel`` may be imported: some project file may, or it belongs to
