@@ -347,6 +347,52 @@ def test_imports_of_cuda_only_libraries_are_each_a_row(tmp_path):
     ]
 
 
+LIBRARIES_PICKING_THE_CARD = (
+    "import torch\nimport flashy\nfrom dora import distrib\nfrom trainer import Trainer, TrainerArgs\n"
+    "from xfuser.core.distributed import init_distributed_environment\n"
+    "from yunchang import LongContextAttention\n\n"
+    "if __name__ == '__main__':\n"
+    "    flashy.distrib.init()\n"
+    "    Trainer(TrainerArgs(), None).fit()\n"
+)
+
+
+@pytest.mark.parametrize(
+    "options,expected",
+    [
+        (
+            (),
+            [
+                ("2", "flashy", "supported_with_limits", "rules:G2N605"),
+                ("3", "dora.distrib", "unsupported", "rules:G2N606"),
+                ("5", "xfuser.core.distributed", "unsupported", "rules:G2N607"),
+                ("6", "yunchang", "unsupported", "rules:G2N608"),
+                ("10", "trainer.TrainerArgs", "unsupported", "rules:G2N604"),
+            ],
+        ),
+        # transfer_to_npu sends their torch.cuda calls and nccl to the NPU; not the flash-attn kernels
+        (
+            ("--mode", "auto"),
+            [
+                ("5", "xfuser.core.distributed", "unsupported", "rules:G2N607"),
+                ("6", "yunchang", "unsupported", "rules:G2N608"),
+            ],
+        ),
+    ],
+)
+def test_libraries_that_pick_the_card_through_torch_cuda_are_rows(tmp_path, options, expected):
+    """audiocraft's flashy (dora's distrib: torch.cuda.set_device, nccl, dora run -d counting CUDA
+    cards), coqui TTS's trainer (use_cuda = torch.cuda.is_available(): it trained on the CPU) and
+    HunyuanVideo's xDiT sequence parallelism (nccl or NotImplementedError, flash-attn attention)
+    had no row."""
+    write(tmp_path / "proj" / "train.py", LIBRARIES_PICKING_THE_CARD)
+    out = tmp_path / "out"
+    result = run_cli("migrate", "-i", tmp_path / "proj", "-o", out, "-v", "2.8.0", "--no-cache", *options)
+    assert result.returncode == 0, result.stderr
+    found = rows(out / "proj_msft" / "transplant_result_file" / "unsupported_api.csv")
+    assert [(row[1], row[3], row[5], row[-1]) for row in found[1:]] == expected
+
+
 LIBRARIES_OF_A_TRAINER = (
     "import torch\nimport horovod.torch as hvd\n"
     "from deepspeed.ops.sparse_attention import SparseSelfAttention\n"

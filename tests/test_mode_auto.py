@@ -269,6 +269,8 @@ def test_rules_list_shows_the_rules_of_a_mode():
         "G2N389",
         "G2N390",
         "G2N391",
+        "G2N607",
+        "G2N608",
     ]  # not G2N191: the patcher sends timm Mixup's torch.full(device='cuda') to the NPU; not G2N069:
     # under the patcher Composer's DeviceGPU runs on the NPU
     assert python_ids == sorted(
