@@ -833,6 +833,7 @@ def test_a_script_another_framework_distributes_keeps_the_full_migration(
             "torch.distributed._composable.fsdp.fully_shard",
         ),
         ("from transformers import Trainer", "trainer = Trainer(model=model)", "transformers.Trainer"),
+        ("import flashy", "flashy.distrib.init()", "flashy.distrib.init"),  # audiocraft's train.py
         (
             "from torch.utils.data import DataLoader, DistributedSampler",
             "loader = DataLoader(range(8), sampler=DistributedSampler(range(8)))",
