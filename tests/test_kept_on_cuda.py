@@ -772,6 +772,33 @@ def test_an_optional_import_of_a_cuda_only_library_is_limited_not_unsupported(tm
     assert errors == [14, 18, 22, 24]
 
 
+def test_an_import_made_only_where_a_test_finds_the_library_installed_is_optional(tmp_path):
+    """parler-tts: ``if is_flash_attn_2_available(): from flash_attn import ...`` imports it only
+    where transformers finds it installed (and CUDA), never on the NPU: ``check`` failed on it. A
+    test of CUDA (migrated to the NPU's: true there) or of another library leaves the import an
+    error."""
+    write(
+        tmp_path / "proj" / "model.py",
+        "import importlib.util\nimport torch\n"
+        "from transformers.utils import is_flash_attn_2_available, is_torch_npu_available\n\n"
+        "if is_flash_attn_2_available():\n    from flash_attn import flash_attn_func\n"
+        "if importlib.util.find_spec('xformers') is not None:\n    import xformers.ops\n"
+        "if torch.cuda.is_available():\n    import xformers\n"
+        "if is_torch_npu_available():\n    from flash_attn import flash_attn_varlen_func\n"
+        "if not is_flash_attn_2_available():\n    pass\nelse:\n    import flash_attn\n",
+    )
+    result = run_cli("migrate", "-i", tmp_path / "proj", "-o", tmp_path / "out", "-v", "2.8.0")
+    assert result.returncode == 0, result.stderr
+    found = rows(tmp_path / "out" / "proj_msft" / "transplant_result_file" / "unsupported_api.csv")
+    assert [(row[1], row[3], row[5]) for row in found[1:]] == [
+        ("6", "flash_attn", "supported_with_limits"),
+        ("8", "xformers.ops", "supported_with_limits"),
+        ("10", "xformers", "unsupported"),
+        ("12", "flash_attn", "unsupported"),
+        ("16", "flash_attn", "supported_with_limits"),
+    ]
+
+
 def test_apex_amp_through_an_imported_apex_and_larc_are_limits_not_failures(tmp_path):
     """swav: ``import apex`` then ``apex.amp.initialize`` had no row (only ``from apex import amp``
     had one); ``apex.parallel.LARC``, a Python optimizer wrapper the Ascend build of apex adapts,

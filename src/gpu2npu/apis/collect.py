@@ -10,6 +10,7 @@ scoping follows the same rules as the rewrite pass (gpu2npu.source.scopes).
 from __future__ import annotations
 
 import ast
+import re
 from contextlib import ExitStack, contextmanager
 from typing import Dict, FrozenSet, List, Mapping, Optional, Tuple
 
@@ -76,6 +77,7 @@ class _Collector(ScopedReader):
         self._fallbacks = 0  # the try statements around here whose ImportError handlers go on
         self._attempts = 0  # ... whose handlers catch an ImportError (a fallback import of another module)
         self._present: List[str] = []  # names a hasattr test around here found (torch.accelerator)
+        self._probed: List[str] = []  # libraries a test around here found installed (is_xformers_available())
 
     def qualified(self, node):
         found = super().qualified(node)
@@ -202,11 +204,14 @@ class _Collector(ScopedReader):
     @contextmanager
     def branch(self, test: ast.AST, taken: bool):
         found = self._tested_attributes(test, taken)
+        probed = _probed_libraries(test, taken)
         self._present.extend(found)
+        self._probed.extend(probed)
         try:
             yield
         finally:
             del self._present[len(self._present) - len(found) :]
+            del self._probed[len(self._probed) - len(probed) :]
 
     def _tested_attributes(self, test: ast.AST, taken: bool) -> List[str]:
         """The qualified names a test proves present where it is ``taken``: ``torch.accelerator``
@@ -241,6 +246,12 @@ class _Collector(ScopedReader):
             for value in node.values:
                 self.visit(value)
                 before.enter_context(self.branch(value, taken))
+
+    def _was_probed(self, module: str) -> bool:
+        """Whether a test around here found the module's library installed: parler-tts's
+        ``if is_flash_attn_2_available(): from flash_attn import ...`` imports it only there."""
+        root = module.split(".")[0]
+        return any(probed == root or probed.startswith(root + "_") for probed in self._probed)
 
     def _found_by_a_test(self, api: str) -> bool:
         return any(api == name or api.startswith(name + ".") for name in self._present)
@@ -315,7 +326,7 @@ class _Collector(ScopedReader):
     def _add(self, node: ast.AST, api: str, kind: str, names: Tuple[str, ...] = ()) -> None:
         """``names``: what a from-import imports (its site's ``args``)."""
         end = getattr(node, "end_lineno", None) or node.lineno
-        optional = kind == "import" and self._fallbacks > 0
+        optional = kind == "import" and (self._fallbacks > 0 or self._was_probed(api))
         self.sites.append(
             CallSite(
                 self.rel,
@@ -332,6 +343,32 @@ class _Collector(ScopedReader):
 
 
 _IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
+# a probe for an installed library: transformers' is_flash_attn_2_available(), diffusers'
+# is_xformers_available(); importlib.util.find_spec("flash_attn")
+_PROBE = re.compile(r"is_(\w+?)_available$")
+
+
+def _is_none(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
+def _probed_libraries(test: ast.AST, taken: bool) -> List[str]:
+    """The libraries (as the probe words them: ``flash_attn_2``) a test finds installed where it
+    is ``taken``, through ``not`` and the operands of an ``and`` chain."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return _probed_libraries(test.operand, not taken)
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) == taken:
+        return [word for value in test.values for word in _probed_libraries(value, taken)]
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and _is_none(test.comparators[0]):
+        if isinstance(test.ops[0], (ast.IsNot, ast.Is)):  # find_spec("xformers") is not None
+            return _probed_libraries(test.left, taken == isinstance(test.ops[0], ast.IsNot))
+    if not (taken and isinstance(test, ast.Call)):
+        return []
+    name = (dotted(test.func) or "").rsplit(".", 1)[-1]
+    if name == "find_spec" and test.args and isinstance(test.args[0], ast.Constant):
+        return [str(test.args[0].value)]
+    match = _PROBE.match(name)
+    return [match.group(1)] if match and match.group(1) not in ("torch", "cuda") else []
 
 
 def _goes_on_without_the_import(handler: ast.ExceptHandler, attempt: ast.Try) -> bool:

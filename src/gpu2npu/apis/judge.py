@@ -29,8 +29,8 @@ INHERITED_FROM = (
     ("torch.optim.", "torch.optim.Optimizer"),
 )
 OPTIONAL_IMPORT = (
-    "optional here: imported in a try whose except ImportError goes on without it, as it will on the "
-    "NPU; check that the fallback is what you want"
+    "optional here: imported in a try whose except ImportError goes on without it (or only where a test "
+    "finds it installed), as it will on the NPU; check that the fallback is what you want"
 )
 CUDA_OP_TIP = (
     "user-defined CUDA operator: port it to the NPU (Ascend C custom operator or torch/torch_npu operators)"
