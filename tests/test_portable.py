@@ -54,7 +54,7 @@ def test_portable_fixture(case, version):
 def test_every_fixture_has_an_expected_file_per_family():
     expected = sorted(p.name for p in FIXTURES.glob("*.expected.py"))
     assert expected == sorted(f"{case.stem}.{version}.expected.py" for case, version in CASES)
-    assert len(CASES) == 16
+    assert len(CASES) == 20
 
 
 # -- the programs: cuda words a portable tree must not hold ------------------------------------------
