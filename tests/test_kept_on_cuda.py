@@ -306,13 +306,14 @@ def test_lightnings_fabric_and_trainer_are_reported_where_they_pick_the_device(t
     assert auto.returncode == 1
 
 
-def unsupported_rows(tmp_path, name: str, code: str) -> list:
-    """(line, API, rule) of each unsupported_api.csv row of a one-file project migrated for 2.8.0."""
+def unsupported_rows(tmp_path, name: str, code: str, *options: str, columns=(1, 3, -1)) -> list:
+    """The ``columns`` (line, API, rule) of each unsupported_api.csv row of a one-file project
+    migrated for 2.8.0 with ``options``."""
     write(tmp_path / "proj" / name, code)
-    result = run_cli("migrate", "-i", tmp_path / "proj", "-o", tmp_path / "out", "-v", "2.8.0")
+    result = run_cli("migrate", "-i", tmp_path / "proj", "-o", tmp_path / "out", "-v", "2.8.0", *options)
     assert result.returncode == 0, result.stderr
     found = rows(tmp_path / "out" / "proj_msft" / "transplant_result_file" / "unsupported_api.csv")
-    return [(row[1], row[3], row[-1]) for row in found[1:]]
+    return [tuple(row[column] for column in columns) for row in found[1:]]
 
 
 def test_imports_of_cuda_only_libraries_are_each_a_row(tmp_path):
@@ -385,12 +386,10 @@ def test_libraries_that_pick_the_card_through_torch_cuda_are_rows(tmp_path, opti
     cards), coqui TTS's trainer (use_cuda = torch.cuda.is_available(): it trained on the CPU) and
     HunyuanVideo's xDiT sequence parallelism (nccl or NotImplementedError, flash-attn attention)
     had no row."""
-    write(tmp_path / "proj" / "train.py", LIBRARIES_PICKING_THE_CARD)
-    out = tmp_path / "out"
-    result = run_cli("migrate", "-i", tmp_path / "proj", "-o", out, "-v", "2.8.0", "--no-cache", *options)
-    assert result.returncode == 0, result.stderr
-    found = rows(out / "proj_msft" / "transplant_result_file" / "unsupported_api.csv")
-    assert [(row[1], row[3], row[5], row[-1]) for row in found[1:]] == expected
+    found = unsupported_rows(
+        tmp_path, "train.py", LIBRARIES_PICKING_THE_CARD, *options, columns=(1, 3, 5, -1)
+    )
+    assert found == expected
 
 
 LIBRARIES_OF_A_TRAINER = (
@@ -777,8 +776,9 @@ def test_an_import_made_only_where_a_test_finds_the_library_installed_is_optiona
     where transformers finds it installed (and CUDA), never on the NPU: ``check`` failed on it. A
     test of CUDA (migrated to the NPU's: true there) or of another library leaves the import an
     error."""
-    write(
-        tmp_path / "proj" / "model.py",
+    found = unsupported_rows(
+        tmp_path,
+        "model.py",
         "import importlib.util\nimport torch\n"
         "from transformers.utils import is_flash_attn_2_available, is_torch_npu_available\n\n"
         "if is_flash_attn_2_available():\n    from flash_attn import flash_attn_func\n"
@@ -786,11 +786,9 @@ def test_an_import_made_only_where_a_test_finds_the_library_installed_is_optiona
         "if torch.cuda.is_available():\n    import xformers\n"
         "if is_torch_npu_available():\n    from flash_attn import flash_attn_varlen_func\n"
         "if not is_flash_attn_2_available():\n    pass\nelse:\n    import flash_attn\n",
+        columns=(1, 3, 5),
     )
-    result = run_cli("migrate", "-i", tmp_path / "proj", "-o", tmp_path / "out", "-v", "2.8.0")
-    assert result.returncode == 0, result.stderr
-    found = rows(tmp_path / "out" / "proj_msft" / "transplant_result_file" / "unsupported_api.csv")
-    assert [(row[1], row[3], row[5]) for row in found[1:]] == [
+    assert found == [
         ("6", "flash_attn", "supported_with_limits"),
         ("8", "xformers.ops", "supported_with_limits"),
         ("10", "xformers", "unsupported"),
